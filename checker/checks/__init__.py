@@ -1,0 +1,23 @@
+"""The check battery. Each family module registers its checks on import."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from checker.checks import steps  # noqa: F401  (registers)
+from checker.checks.base import FAMILIES, REGISTRY, Check, Verdict, check, failed, passed
+
+__all__ = ["FAMILIES", "REGISTRY", "Check", "Verdict", "check", "failed", "passed", "ordered_ids"]
+
+
+def ordered_ids(ids: Sequence[str] | None = None, *, device: str = "cpu") -> list[str]:
+    """Check ids in catalogue order (by family, then as registered), for ``device``.
+
+    Unknown ids raise KeyError naming them.
+    """
+    unknown = [i for i in ids or () if i not in REGISTRY]
+    if unknown:
+        raise KeyError(", ".join(unknown))
+    kind = device.split(":")[0]
+    chosen = [c for c in REGISTRY.values() if (ids is None or c.id in ids) and kind in c.devices]
+    return [c.id for c in sorted(chosen, key=lambda c: FAMILIES.index(c.family))]

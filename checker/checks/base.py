@@ -1,0 +1,83 @@
+"""What a check is, and the registry every check joins.
+
+A check has two halves:
+- ``measure(loop, lab) -> dict`` runs in the sandboxed child: it drives the learner's
+  protocol functions with the lab's instruments and returns plain figures (JSON-able);
+- ``judge(measured) -> Verdict`` runs in the parent, where the learner's code cannot reach:
+  it decides pass or fail from those figures and picks the message that quotes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.i18n import Message
+
+FAMILIES = (
+    "data", "loader", "model", "optimizer", "steps", "loss", "schedule",
+    "clip", "modes", "eval", "memory", "repro", "device", "converge",
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    message: Message
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def render(self, lang: str = "en") -> str:
+        return self.message.render(lang, **self.params)
+
+
+def passed(message: Message, **params: Any) -> Verdict:
+    return Verdict(True, message, params)
+
+
+def failed(message: Message, **params: Any) -> Verdict:
+    return Verdict(False, message, params)
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    family: str
+    title: Message
+    measure: Callable[[Any, Any], dict]
+    judge: Callable[[dict], Verdict]
+    cost: float = 1.0
+    """Relative run time on the reference, used to share checks between workers."""
+    timeout: float = 30.0
+    """Seconds the measure may take before the child is killed."""
+    devices: tuple[str, ...] = ("cpu", "cuda")
+
+
+REGISTRY: dict[str, Check] = {}
+
+
+class _Pending:
+    def __init__(self, measure: Callable, **spec: Any):
+        self.measure = measure
+        self.spec = spec
+
+    def judge(self, fn: Callable[[dict], Verdict]) -> Check:
+        chk = Check(measure=self.measure, judge=fn, **self.spec)
+        if chk.id in REGISTRY:
+            raise ValueError(f"check {chk.id!r} registered twice")
+        if chk.family not in FAMILIES:
+            raise ValueError(f"check {chk.id!r}: unknown family {chk.family!r}")
+        REGISTRY[chk.id] = chk
+        return chk
+
+
+def check(
+    id: str, *, family: str, title: Message, cost: float = 1.0, timeout: float = 30.0,
+    devices: tuple[str, ...] = ("cpu", "cuda"),
+) -> Callable[[Callable], _Pending]:
+    """Declare a check's measure; then give its judge with ``@<name>.judge``."""
+
+    def deco(measure: Callable) -> _Pending:
+        return _Pending(measure, id=id, family=family, title=title, cost=cost, timeout=timeout, devices=devices)
+
+    return deco

@@ -1,0 +1,22 @@
+"""The `kata` command line. Only click code lives here; each command delegates to the package."""
+
+from __future__ import annotations
+
+import click
+
+from checker import __version__
+from checker.cli.check import check_cmd
+from checker.cli.run import run_cmd
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kata")
+def main() -> None:
+    """kata: learn to write correct PyTorch training loops by fixing broken ones.
+
+    Start with `kata next`, fix the file it writes, then `kata check`.
+    """
+
+
+main.add_command(run_cmd)
+main.add_command(check_cmd)

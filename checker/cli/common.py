@@ -1,0 +1,52 @@
+"""What every command shares: the usage error (exit 2), the language option, loading a submission."""
+
+from __future__ import annotations
+
+import click
+
+from checker.i18n import LANGS, resolve_lang
+from checker.loading import LoopFileError, compile_source, read_source
+
+
+class UsageProblem(click.ClickException):
+    """A bad input: printed as 'Error: ...' with exit code 2, never a traceback."""
+
+    exit_code = 2
+
+
+def lang_option(fn):
+    return click.option(
+        "--lang", type=click.Choice(LANGS), default=None,
+        help="Language of messages (default: $KATA_LANG, else the locale).",
+    )(fn)
+
+
+def current_lang(lang: str | None) -> str:
+    return resolve_lang(lang)
+
+
+def read_loop_file(path: str) -> tuple[str, str]:
+    """Read and compile (without running) a loop file; any problem is a UsageProblem (exit 2)."""
+    try:
+        source, filename = read_source(path)
+        compile_source(source, filename)
+    except LoopFileError as exc:
+        raise UsageProblem(exc.message) from None
+    return source, filename
+
+
+def prepared_lab(device: str = "cpu"):
+    """Import torch and scikit-learn once, build the lab; children fork from here."""
+    from checker.setting import import_heavy
+
+    import_heavy()
+    from checker.lab import Lab
+
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+    elif device != "cpu":
+        raise UsageProblem(f"--device {device}: use cpu or cuda[:N]")
+    return Lab(device=device).prepare()

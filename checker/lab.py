@@ -1,0 +1,51 @@
+"""The lab: what every check shares, prepared once in the parent before any child forks."""
+
+from __future__ import annotations
+
+from checker.setting import LessonData, lesson_data
+
+
+def warm_up_torch() -> None:
+    """Exercise once what torch sets up lazily on first use (optimizer step wrappers, seeding).
+
+    Done in the parent before forking: children start warm, and the tamper guard's snapshot
+    sees torch's own lazy patching as already done.
+    """
+    import torch
+    from torch import nn
+
+    torch.set_num_threads(1)
+    state = torch.random.get_rng_state()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))
+    loss_fn = nn.CrossEntropyLoss()
+    for cls in (torch.optim.SGD, torch.optim.Adam):
+        optimizer = cls(model.parameters(), lr=0.1)
+        for sched in (
+            torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5),
+            torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=3),
+        ):
+            optimizer.zero_grad()
+            loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)).backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            sched.step()
+    torch.random.set_rng_state(state)
+
+
+class Lab:
+    def __init__(self, device: str = "cpu"):
+        self.device = device
+        self._data: LessonData | None = None
+
+    def prepare(self) -> Lab:
+        """Compute the lesson's data and warm torch up now (in the parent), so no child repeats it."""
+        _ = self.data
+        warm_up_torch()
+        return self
+
+    @property
+    def data(self) -> LessonData:
+        if self._data is None:
+            self._data = lesson_data()
+        return self._data

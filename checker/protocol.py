@@ -1,0 +1,54 @@
+"""Loop protocol v1: the functions every loop file defines, and how the checker calls them.
+
+Each entry is the call the checker makes, written as a signature. The checker passes the
+required parameters by position and every optional one by keyword, always by the name
+written here. A loop file passes validation when every such call can be bound to its
+function (extra optional parameters, ``*args`` and ``**kwargs`` are all fine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ProtocolFunction:
+    name: str
+    signature: str
+    positional: tuple[str, ...]
+    keywords: tuple[str, ...] = ()
+
+    def probe_call(self) -> tuple[tuple[object, ...], dict[str, object]]:
+        """Arguments shaped like the checker's calls, for ``inspect.Signature.bind``."""
+        return tuple(object() for _ in self.positional), {k: None for k in self.keywords}
+
+
+PROTOCOL_VERSION = 1
+
+FUNCTIONS: tuple[ProtocolFunction, ...] = (
+    ProtocolFunction("seed_everything", "seed_everything(seed=0)", (), ("seed",)),
+    ProtocolFunction("make_data", "make_data(seed=0)", (), ("seed",)),
+    ProtocolFunction(
+        "make_loader", "make_loader(X, y, batch_size=32, seed=0)", ("X", "y"), ("batch_size", "seed")
+    ),
+    ProtocolFunction("make_model", "make_model(seed=0)", (), ("seed",)),
+    ProtocolFunction("make_optimizer", 'make_optimizer(model, name="sgd", lr=0.1)', ("model",), ("name", "lr")),
+    ProtocolFunction(
+        "train_epoch",
+        'train_epoch(model, loader, optimizer, loss_fn, *, scheduler=None, clip_norm=None, device="cpu")',
+        ("model", "loader", "optimizer", "loss_fn"),
+        ("scheduler", "clip_norm", "device"),
+    ),
+    ProtocolFunction(
+        "evaluate", 'evaluate(model, X, y, loss_fn, *, device="cpu")', ("model", "X", "y", "loss_fn"), ("device",)
+    ),
+    ProtocolFunction(
+        "fit",
+        "fit(model, optimizer, loader, loss_fn, epochs, *, scheduler=None, val=None, clip_norm=None, "
+        'device="cpu")',
+        ("model", "optimizer", "loader", "loss_fn", "epochs"),
+        ("scheduler", "val", "clip_norm", "device"),
+    ),
+)
+
+BY_NAME = {f.name: f for f in FUNCTIONS}

@@ -1,0 +1,48 @@
+"""Terminal output: a rich console that turns plain off a terminal or with NO_COLOR, and small charts."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+_BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+def console(stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    plain = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
+    return Console(
+        file=stream, no_color=plain, highlight=False, emoji=False,
+        force_terminal=False if plain else None, soft_wrap=plain, width=None if not plain else 200,
+    )
+
+
+def sparkline(values: Sequence[float], width: int = 60) -> str:
+    """A one-line chart of ``values`` (resampled to at most ``width`` points); NaN and inf show as '?'."""
+    if not values:
+        return ""
+    if len(values) > width:
+        step = len(values) / width
+        values = [values[int(i * step)] for i in range(width)]
+    finite = [v for v in values if isinstance(v, int | float) and math.isfinite(v)]
+    if not finite:
+        return "?" * len(values)
+    lo, hi = min(finite), max(finite)
+    span = hi - lo or 1.0
+    out = []
+    for v in values:
+        if not (isinstance(v, int | float) and math.isfinite(v)):
+            out.append("?")
+        else:
+            out.append(_BLOCKS[min(int((v - lo) / span * (len(_BLOCKS) - 1) + 0.5), len(_BLOCKS) - 1)])
+    return "".join(out)
+
+
+def fmt(value: object, digits: int = 4) -> str:
+    if isinstance(value, float):
+        return f"{value:.{digits}f}" if math.isfinite(value) else str(value)
+    return "-" if value is None else str(value)

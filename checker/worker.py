@@ -1,0 +1,152 @@
+"""The child's side of a job: load the loop file, then measure (checks) or train (kata run).
+
+These functions build ``target(reporter)`` callables for ``sandbox.Job``; they run only in a
+forked child. They report figures, never verdicts.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from checker.loading import LoopFileError, learner_traceback, load_loop
+from checker.sandbox import Reporter
+
+LOAD_TIMEOUT = 20.0
+
+
+def _child_setup() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _load(source: str, filename: str, rep: Reporter):
+    """Load and validate; on failure report ``file_error`` and return None."""
+    rep.start("load", timeout=LOAD_TIMEOUT)
+    try:
+        module = load_loop(source, filename)
+    except LoopFileError as exc:
+        rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
+        return None
+    rep.send({"event": "loaded"})
+    return module
+
+
+def _tampered(guard, rep: Reporter) -> bool:
+    changed = guard.changes()
+    if changed:
+        rep.send({"event": "tampered", "what": changed})
+    return bool(changed)
+
+
+def describe_exception(exc: BaseException, filename: str) -> str:
+    if isinstance(exc, SystemExit):
+        return f"your loop called exit({exc.code!r}) in the middle of the check"
+    if isinstance(exc, MemoryError) or "allocate memory" in str(exc):
+        return f"your loop ran out of memory (the checker's memory limit): {exc}"
+    return learner_traceback(exc, filename)
+
+
+def check_target(source: str, filename: str, check_ids: Sequence[str], lab) -> Callable[[Reporter], None]:
+    def target(rep: Reporter) -> None:
+        from checker.checks import REGISTRY
+        from checker.tamper import TamperGuard
+
+        _child_setup()
+        guard = TamperGuard()
+        module = _load(source, filename, rep)
+        if module is None or _tampered(guard, rep):
+            return
+        for cid in check_ids:
+            chk = REGISTRY[cid]
+            rep.start(cid, timeout=chk.timeout)
+            started = time.perf_counter()
+            try:
+                measured = chk.measure(module, lab)
+            except BaseException as exc:
+                rep.send({
+                    "event": "raised", "check": cid, "type": type(exc).__name__,
+                    "error": describe_exception(exc, filename),
+                    "seconds": time.perf_counter() - started,
+                })
+            else:
+                rep.send({
+                    "event": "measured", "check": cid, "measured": measured,
+                    "seconds": time.perf_counter() - started,
+                })
+            if _tampered(guard, rep):
+                return
+
+    return target
+
+
+def _plain(value: Any) -> Any:
+    """A history value as a JSON number; tensors become floats (the caller is told)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return value if not (isinstance(value, float) and math.isnan(value)) else float("nan")
+    item = getattr(value, "item", None)
+    if callable(item):
+        return float(item())
+    return repr(value)
+
+
+def run_target(source: str, filename: str, settings: dict[str, Any], lab) -> Callable[[Reporter], None]:
+    """Train the lesson's setting with the file's own functions; report the history."""
+
+    def target(rep: Reporter) -> None:
+        _child_setup()
+        module = _load(source, filename, rep)
+        if module is None:
+            return
+        rep.start("run", timeout=settings.get("timeout"))
+        try:
+            history, warnings = run_lesson(module, settings, lab)
+        except BaseException as exc:
+            rep.send({"event": "raised", "check": "run", "type": type(exc).__name__,
+                      "error": describe_exception(exc, filename)})
+            return
+        rep.send({"event": "history", "history": history, "warnings": warnings})
+
+    return target
+
+
+def run_lesson(loop, settings: dict[str, Any], lab) -> tuple[list[dict], list[str]]:
+    """The lesson's run: data, loader, model, optimizer and schedule from the loop's own functions."""
+    import torch
+    from torch import nn
+
+    seed, device = settings.get("seed", 0), settings.get("device", "cpu")
+    epochs = settings.get("epochs", 10)
+    loop.seed_everything(seed=seed)
+    X_train, y_train, X_val, y_val = loop.make_data(seed=0)
+    loader = loop.make_loader(X_train, y_train, batch_size=settings.get("batch_size", 32), seed=seed)
+    model = loop.make_model(seed=seed).to(device)
+    optimizer = loop.make_optimizer(model, name=settings.get("optimizer", "sgd"), lr=settings.get("lr", 0.1))
+    scheduler = None
+    if settings.get("scheduler") == "step":
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)
+    elif settings.get("scheduler") == "cosine":
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
+    history = loop.fit(
+        model, optimizer, loader, nn.CrossEntropyLoss(), epochs,
+        scheduler=scheduler, val=(X_val, y_val), clip_norm=settings.get("clip"), device=device,
+    )
+    warnings: list[str] = []
+    if not isinstance(history, list):
+        raise TypeError(f"fit returned a {type(history).__name__}; the protocol asks for a list of dicts")
+    rows = []
+    for i, row in enumerate(history, start=1):
+        if not isinstance(row, dict):
+            raise TypeError(f"fit's history item {i} is a {type(row).__name__}, not a dict")
+        clean = {}
+        for key, value in row.items():
+            if not isinstance(value, int | float) and not isinstance(value, bool):
+                warnings.append(f"epoch {i}: {key} is a {type(value).__name__}, not a plain number")
+            clean[str(key)] = _plain(value)
+        rows.append(clean)
+    return rows, sorted(set(warnings))[:5]
