@@ -1,0 +1,203 @@
+"""The kata catalogue: one TOML file per kata under ``katas/``, ordered by its number.
+
+A kata file is ``katas/<NNN>-<slug>.toml`` (``NNN`` orders the katas, gaps allowed; the slug names
+the kata and its starter file ``<slug>.py``)::
+
+    mutant = "zero-grad-missing"            # the mutant (mutants/<id>.toml) that breaks the loop
+
+    [title]                                 # a few words
+    en = "..."
+    es = "..."
+
+    [story]                                 # the symptom the learner can see with `kata run`
+    en = "..."
+    es = "..."
+
+    [[hints]]                               # 2-3 of them, from vague to precise
+    en = "..."
+    es = "..."
+
+    [read]                                  # what to read once solved
+    en = "..."
+    es = "..."
+
+    [try]                                   # the `kata run` flags that show the symptom
+    args = ["--optimizer", "sgd", "--lr", "0.1", "--epochs", "10"]
+
+Any mistake in a file raises KataFileError naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from checker.i18n import LANGS, Message
+
+KATAS_DIR_ENV = "KATA_KATAS_DIR"
+"""Environment variable naming another catalogue folder (tests, an instructor's own katas)."""
+
+FILE_PATTERN = re.compile(r"^(?P<number>\d{3})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.toml$")
+TEXT_FIELDS = ("title", "story", "read")
+KNOWN_FIELDS = {"mutant", "title", "story", "hints", "read", "try"}
+
+
+class KataFileError(ValueError):
+    """A kata file (or the catalogue folder) is malformed; the message names the file and field."""
+
+
+class UnknownKata(KeyError):
+    """No kata has that slug (or number)."""
+
+    def __init__(self, name: str, known: list[str]):
+        super().__init__(name)
+        self.name = name
+        self.known = known
+
+    def __str__(self) -> str:
+        return f"no kata named {self.name!r}"
+
+
+@dataclass(frozen=True)
+class Kata:
+    slug: str
+    number: int
+    path: Path
+    mutant: str
+    title: Message
+    story: Message
+    hints: tuple[Message, ...]
+    read: Message
+    try_args: tuple[str, ...]
+
+    @property
+    def filename(self) -> str:
+        """The starter's file name in the learner's folder."""
+        return f"{self.slug}.py"
+
+
+def resolve_katas_dir(explicit: str | Path | None = None) -> Path:
+    """The catalogue folder: ``explicit``, else ``$KATA_KATAS_DIR``, else the packaged ``katas/``."""
+    if explicit is not None:
+        return Path(explicit)
+    env = os.environ.get(KATAS_DIR_ENV)
+    if env:
+        return Path(env)
+    from checker.paths import KATAS_DIR
+
+    return KATAS_DIR
+
+
+def _text(data: dict, key: str, where: str) -> Message:
+    value = data.get(key)
+    if value is None:
+        raise KataFileError(f"{where}: missing [{key}] (a table with 'en' and 'es' strings)")
+    return _message(value, f"{where}: [{key}]")
+
+
+def _message(value: object, where: str) -> Message:
+    if not isinstance(value, dict):
+        raise KataFileError(f"{where} must be a table with 'en' and 'es' strings, not {type(value).__name__}")
+    for lang in LANGS:
+        text = value.get(lang)
+        if not isinstance(text, str) or not text.strip():
+            raise KataFileError(f"{where}: '{lang}' must be a non-empty string")
+    extra = sorted(set(value) - set(LANGS))
+    if extra:
+        raise KataFileError(f"{where}: unknown key(s) {', '.join(extra)} (only 'en' and 'es')")
+    return Message(en=value["en"].strip(), es=value["es"].strip())
+
+
+def parse_kata(path: Path) -> Kata:
+    """Read and validate one kata file."""
+    match = FILE_PATTERN.match(path.name)
+    if not match:
+        raise KataFileError(
+            f"{path}: a kata file is named NNN-slug.toml (three digits, a dash, lowercase words joined "
+            f"by dashes), e.g. 010-zero-grad.toml"
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise KataFileError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise KataFileError(f"{path}: not valid TOML: {exc}") from None
+    where = str(path)
+    unknown = sorted(set(data) - KNOWN_FIELDS)
+    if unknown:
+        raise KataFileError(f"{where}: unknown field(s) {', '.join(unknown)} "
+                            f"(known: {', '.join(sorted(KNOWN_FIELDS))})")
+    mutant = data.get("mutant")
+    if not isinstance(mutant, str) or not mutant.strip():
+        raise KataFileError(f"{where}: 'mutant' must be the id of a mutant (a file mutants/<id>.toml)")
+    title, story, read = (_text(data, key, where) for key in TEXT_FIELDS)
+    hints_raw = data.get("hints")
+    if not isinstance(hints_raw, list) or not hints_raw:
+        raise KataFileError(f"{where}: [[hints]] must list at least one hint (2-3, vague to precise)")
+    hints = tuple(_message(h, f"{where}: [[hints]] #{i}") for i, h in enumerate(hints_raw, start=1))
+    try_table = data.get("try", {})
+    if not isinstance(try_table, dict):
+        raise KataFileError(f"{where}: [try] must be a table with 'args', a list of `kata run` flags")
+    args = try_table.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise KataFileError(f"{where}: [try] args must be a list of strings (the `kata run` flags)")
+    extra = sorted(set(try_table) - {"args"})
+    if extra:
+        raise KataFileError(f"{where}: [try] unknown key(s) {', '.join(extra)} (only 'args')")
+    return Kata(
+        slug=match["slug"], number=int(match["number"]), path=path, mutant=mutant.strip(),
+        title=title, story=story, hints=hints, read=read, try_args=tuple(args),
+    )
+
+
+def load_katas(katas_dir: str | Path | None = None) -> list[Kata]:
+    """Every kata of the catalogue, in order; a malformed file raises KataFileError."""
+    folder = resolve_katas_dir(katas_dir)
+    if not folder.is_dir():
+        raise KataFileError(f"{folder}: the kata catalogue folder does not exist")
+    katas = [parse_kata(p) for p in sorted(folder.glob("*.toml"))]
+    seen: dict[str, Path] = {}
+    numbers: dict[int, Path] = {}
+    for kata in katas:
+        if kata.slug in seen:
+            raise KataFileError(f"{kata.path}: slug {kata.slug!r} is already used by {seen[kata.slug].name}")
+        if kata.number in numbers:
+            raise KataFileError(
+                f"{kata.path}: number {kata.number:03d} is already used by {numbers[kata.number].name}"
+            )
+        seen[kata.slug] = kata.path
+        numbers[kata.number] = kata.path
+    return sorted(katas, key=lambda k: k.number)
+
+
+def find_kata(katas: list[Kata], name: str) -> Kata:
+    """The kata called ``name`` (its slug, or its number such as ``10`` or ``010``)."""
+    for kata in katas:
+        if kata.slug == name or (name.isdigit() and int(name) == kata.number):
+            return kata
+    raise UnknownKata(name, [k.slug for k in katas])
+
+
+def get_kata(slug: str, katas_dir: str | Path | None = None) -> Kata:
+    """One kata by slug (or number); UnknownKata when there is none."""
+    return find_kata(load_katas(katas_dir), slug)
+
+
+def starter_source(kata: Kata) -> str:
+    """The file the learner starts from: the reference with the kata's mutant applied."""
+    from checker.mutation import mutant_source
+
+    return mutant_source(kata.mutant)
+
+
+def reference_source() -> str:
+    from checker.paths import REFERENCE
+
+    return REFERENCE.read_text(encoding="utf-8")

@@ -1,0 +1,32 @@
+"""Shared fixtures: paths, a CLI runner, and one prepared lab per session (torch imported once)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "solutions" / "loop.py"
+
+os.environ.setdefault("NO_COLOR", "1")
+
+
+@pytest.fixture(scope="session")
+def reference_source() -> str:
+    return REFERENCE.read_text()
+
+
+@pytest.fixture(scope="session")
+def lab():
+    from checker.cli.common import prepared_lab
+
+    return prepared_lab("cpu")
+
+
+@pytest.fixture
+def runner():
+    from click.testing import CliRunner
+
+    return CliRunner()
