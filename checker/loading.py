@@ -66,6 +66,10 @@ def compile_source(source: str, filename: str) -> types.CodeType:
     except SyntaxError as exc:
         line = (exc.text or "").rstrip("\n")
         where = f"{filename}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
+        if filename.endswith(".ipynb"):  # a notebook: say which cell and line
+            from checker.notebook import describe_position
+
+            where = describe_position(filename, exc.lineno, source) or where
         caret = ""
         if line and exc.offset:
             stripped = line.lstrip()
@@ -80,9 +84,22 @@ def learner_traceback(exc: BaseException, filename: str) -> str:
     """The traceback of ``exc`` trimmed to the frames in the learner's file."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
     lines = ["Traceback (your file's frames only):"] if frames else []
-    lines += [line.rstrip("\n") for line in traceback.format_list(frames)]
+    formatted = zip(traceback.format_list(frames), frames, strict=True)
+    lines += [_in_cell(line.rstrip("\n"), frame, filename) for line, frame in formatted]
     lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc)]
     return "\n".join(lines)
+
+
+def _in_cell(text: str, frame: traceback.FrameSummary, filename: str) -> str:
+    """A formatted frame, its 'line N' as 'cell C, line M' when the file is a notebook."""
+    if not filename.endswith(".ipynb"):
+        return text
+    from checker.notebook import cell_position
+
+    pos = cell_position(filename, frame.lineno)
+    if pos is None:
+        return text
+    return text.replace(f", line {frame.lineno},", f", cell {pos[0]}, line {pos[1]},", 1)
 
 
 def load_module(source: str, filename: str) -> types.ModuleType:

@@ -145,6 +145,8 @@ class Progress:
                 value = record[key]
                 if not isinstance(value, types) or isinstance(value, bool):
                     raise ProgressError(DAMAGED, path=path, why=f"katas.{slug}.{key} has the wrong type")
+            if Path(record["file"]).name != record["file"] or record["file"] in ("", ".", ".."):
+                raise ProgressError(DAMAGED, path=path, why=f"katas.{slug}.file must be a file name in this folder")
             if record.get("hints", 0) < 0:
                 raise ProgressError(DAMAGED, path=path, why=f"katas.{slug}.hints is negative")
             progress.katas[slug] = KataRecord(**{k: record[k] for k in _FIELD_TYPES if k in record})

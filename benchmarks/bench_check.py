@@ -1,0 +1,61 @@
+"""How long one `kata check` of the reference takes, against a bare `python -c "import torch"`.
+
+Both commands run alternately in the same session (so machine load affects both alike), N times
+each; the report gives medians and the ratio. Run:
+
+    python benchmarks/bench_check.py [-n 7]
+
+Results are printed and written to benchmarks/results/check.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=7, help="runs of each command")
+    args = parser.parse_args()
+    kata = shutil.which("kata") or sys.exit("`kata` is not on PATH: pip install -e . first")
+    commands = {
+        "import torch": [sys.executable, "-c", "import torch"],
+        "kata check": [kata, "check", "solutions/loop.py"],
+    }
+    for cmd in commands.values():  # warm the OS file cache once
+        timed(cmd)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(args.n):
+        for name, cmd in commands.items():
+            times[name].append(timed(cmd))
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    ratio = medians["kata check"] / medians["import torch"]
+    report = {"runs": args.n, "seconds": times, "median_seconds": medians, "ratio": ratio}
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "check.json").write_text(json.dumps(report, indent=2))
+    for name, median in medians.items():
+        print(f"{name:<14} median {median:.2f} s  (min {min(times[name]):.2f}, max {max(times[name]):.2f})")
+    print(f"ratio kata check / import torch: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
