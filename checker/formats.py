@@ -1,8 +1,9 @@
-"""Rendering a grading report: text for people, JSON for scripts."""
+"""Rendering a grading report: text for people, JSON for scripts, Gradescope's results.json, JUnit XML."""
 
 from __future__ import annotations
 
 import json
+import re
 
 from checker.grading import PASS, Report
 from checker.i18n import Message
@@ -43,3 +44,144 @@ def render_text(report: Report, out, lang: str = "en", verbose: bool = False) ->
     out.print(f"[bold {colour}]{summary}[/]" + (f" — {ALL_PASS.render(lang)}" if report.passed else ""))
     if report.output_dropped:
         out.print(f"[dim]{OUTPUT_DROPPED.render(lang, dropped=report.output_dropped)}[/]")
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradescope: the autograder's results.json
+# (https://gradescope-autograders.readthedocs.io/en/latest/specs/ "Output format"): a top-level
+# score and output, and one test per check with name, status, score, max_score and output.
+
+LEARNER_OUTPUT = Message(en="What your loop printed:", es="Lo que imprimió tu bucle:")
+STATUS_NOTES = {
+    "error": Message(en="(the check could not finish: an error)",
+                     es="(la comprobación no pudo terminar: un error)"),
+    "timeout": Message(en="(the check could not finish: out of time)",
+                       es="(la comprobación no pudo terminar: se acabó el tiempo)"),
+}
+POINTS_PER_CHECK = 1.0
+
+
+def _learner_output(report: Report, lang: str) -> str:
+    text = report.output.strip("\n")
+    if report.output_dropped:
+        text += ("\n" if text else "") + OUTPUT_DROPPED.render(lang, dropped=report.output_dropped)
+    return f"{LEARNER_OUTPUT.render(lang)}\n{text}" if text else ""
+
+
+def _check_output(res, lang: str) -> str:
+    note = STATUS_NOTES.get(res.status)
+    return f"{note.render(lang)}\n{res.message}" if note else res.message
+
+
+def gradescope_results(report: Report, lang: str = "en") -> dict:
+    """The results.json object for one report; a file that cannot be graded scores 0 with the reason."""
+    from checker import __version__
+
+    if report.error is not None:
+        output = f"{CANNOT_GRADE.render(lang, file=report.file)}\n{report.error}"
+        learner = _learner_output(report, lang)
+        return {
+            "score": 0.0,
+            "output": output + (f"\n\n{learner}" if learner else ""),
+            "output_format": "text",
+            "tests": [],
+            "extra_data": {"kata_version": __version__, "file": report.file, "error_kind": report.error_kind},
+        }
+    tests = [
+        {
+            "name": f"{res.id}: {res.title}",
+            "name_format": "text",
+            "number": str(i),
+            "status": "passed" if res.passed else "failed",
+            "score": POINTS_PER_CHECK if res.passed else 0.0,
+            "max_score": POINTS_PER_CHECK,
+            "output": _check_output(res, lang),
+            "output_format": "text",
+            "tags": [res.family],
+            "extra_data": {"check": res.id, "status": res.status},
+        }
+        for i, res in enumerate(report.checks, start=1)
+    ]
+    n_pass = sum(res.passed for res in report.checks)
+    summary = SUMMARY.render(lang, passed=n_pass, total=len(report.checks))
+    learner = _learner_output(report, lang)
+    return {
+        "score": n_pass * POINTS_PER_CHECK,
+        "execution_time": round(sum(res.seconds for res in report.checks)),
+        "output": summary + (f"\n\n{learner}" if learner else ""),
+        "output_format": "text",
+        "tests": tests,
+        "extra_data": {"kata_version": __version__, "file": report.file, "passed": report.passed},
+    }
+
+
+def render_gradescope(report: Report, lang: str = "en") -> str:
+    return json.dumps(gradescope_results(report, lang), indent=2, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# JUnit XML, as Jenkins, GitLab and GitHub test reporters read it: <testsuites> holding one
+# <testsuite> (counts of tests, failures, errors), a <testcase classname=family name=id> per check
+# with <failure> for a failed check and <error> for one that raised or ran out of time; the
+# learner's printing goes to the suite's <system-out>.
+
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def _xml_text(text: str) -> str:
+    """Text XML 1.0 can hold: terminal colour codes and other control characters removed."""
+    return _NOT_XML.sub("", _ANSI.sub("", text))
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def render_junit(report: Report, lang: str = "en") -> str:
+    import xml.etree.ElementTree as ET
+    from datetime import datetime, timezone
+
+    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "")
+    total_time = sum(res.seconds for res in report.checks)
+    suite = ET.Element("testsuite", {"name": f"kata check {report.file}", "timestamp": now})
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", {"name": "file", "value": _xml_text(report.file)})
+    failures = errors = 0
+    if report.error is not None:
+        errors = 1
+        case = ET.SubElement(suite, "testcase", {"classname": "kata", "name": "load", "time": "0.000"})
+        headline = f"{CANNOT_GRADE.render(lang, file=report.file)}: {_first_line(report.error)}"
+        error = ET.SubElement(case, "error", {
+            "type": report.error_kind or "error", "message": _xml_text(_first_line(headline)),
+        })
+        error.text = _xml_text(report.error)
+        tests = 1
+    else:
+        for res in report.checks:
+            case = ET.SubElement(suite, "testcase", {
+                "classname": res.family, "name": res.id, "time": f"{res.seconds:.3f}",
+            })
+            if res.passed:
+                continue
+            kind = "failure" if res.status == "fail" else "error"
+            if kind == "failure":
+                failures += 1
+            else:
+                errors += 1
+            attrs = {"type": res.status, "message": _xml_text(_first_line(res.message))}
+            element = ET.SubElement(case, kind, attrs)
+            element.text = _xml_text(f"{res.title}\n{_check_output(res, lang)}")
+        tests = len(report.checks)
+    learner = report.output
+    if report.output_dropped:
+        learner += ("\n" if learner else "") + OUTPUT_DROPPED.render(lang, dropped=report.output_dropped)
+    if learner:
+        ET.SubElement(suite, "system-out").text = _xml_text(learner)
+    counts = {"tests": str(tests), "failures": str(failures), "errors": str(errors)}
+    suite.attrib.update({**counts, "skipped": "0", "time": f"{total_time:.3f}"})
+    root = ET.Element("testsuites", {"name": "kata", **counts, "time": f"{total_time:.3f}"})
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")

@@ -26,10 +26,13 @@ import ast
 import json
 import re
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.i18n import Message
 from checker.loading import LoopFileError
+
+if TYPE_CHECKING:
+    from checker.katas import Kata
 
 SKIP_TAG = "kata-skip"
 MARKER = "# %% cell {n}"
@@ -118,18 +121,27 @@ def _parse(text: str, filename: str) -> list[dict[str, Any]]:
     import nbformat
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            nb = nbformat.reads(text, as_version=4)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LoopFileError(
             "notebook", f"{filename} is not a Jupyter notebook: it is not valid JSON (line {exc.lineno}, "
             f"column {exc.colno}: {exc.msg})"
         ) from None
+    if not isinstance(data, dict) or not ({"cells", "worksheets"} & set(data)):
+        raise LoopFileError(
+            "notebook", f"{filename} is not a readable Jupyter notebook (it is JSON, but holds no notebook "
+            "cells); save it again from Jupyter, or give the loop as a .py file"
+        )
+    if "cells" in data and not isinstance(data["cells"], list):
+        raise LoopFileError(
+            "notebook", f"{filename} is not a readable Jupyter notebook (its 'cells' is not a list)"
+        )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises many kinds for a malformed notebook
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if "does not appear to be JSON" in reason:
-            reason = "it is not JSON"
         raise LoopFileError(
             "notebook", f"{filename} is not a readable Jupyter notebook ({reason}); save it again from "
             "Jupyter, or give the loop as a .py file"
@@ -241,17 +253,6 @@ STARTER_INTRO = Message(
 )
 
 
-def _text(value: Any, lang: str) -> str:
-    """A bilingual field (Message, {"en", "es"} dict, or plain text) in ``lang``."""
-    if value is None:
-        return ""
-    if hasattr(value, "render"):
-        return value.render(lang)
-    if isinstance(value, dict):
-        return str(value.get(lang) or value.get("en") or "")
-    return str(value)
-
-
 def split_cells(source: str) -> list[str]:
     """Cut a loop file into cells: the header (docstring, imports), then one cell per top-level definition.
 
@@ -278,34 +279,29 @@ def split_cells(source: str) -> list[str]:
     return cells
 
 
-def starter_notebook(kata: Any, lang: str, source: str | None = None, path: str = "starter.ipynb") -> str:
+def starter_notebook(kata: Kata, lang: str, source: str | None = None, path: str | None = None) -> str:
     """The kata's starter as a notebook (JSON text): a markdown cell with the story, then the loop in cells.
 
-    ``kata`` needs ``title``, ``story`` and ``mutant`` (bilingual fields as Message or {"en", "es"});
     ``source`` is the starter loop (default: the reference with the kata's mutant applied); ``path``
-    is where the notebook will be written, quoted in the instructions.
+    is where the notebook will be written (default ``<slug>.ipynb``), quoted in the instructions.
     """
     import nbformat
 
     if source is None:
-        from checker.mutation import mutant_source
+        from checker.katas import starter_source
 
-        source = mutant_source(kata.mutant)
-    title = _text(getattr(kata, "title", ""), lang)
-    story = _text(getattr(kata, "story", ""), lang)
-    try_args = getattr(kata, "try_args", None)
-    if try_args is None:
-        tried = getattr(kata, "try_", None) or getattr(kata, "try", None)
-        try_args = tried.get("args") if isinstance(tried, dict) else tried
-    try_cmd = " ".join(["kata run", path, *map(str, try_args or [])])
+        source = starter_source(kata)
+    path = path or f"{kata.slug}.ipynb"
+    try_cmd = " ".join(["kata run", path, *kata.try_args])
     intro = STARTER_INTRO.render(lang, try_cmd=try_cmd, path=path)
-    markdown = f"# {title}\n\n{story}\n\n{intro}" if title else f"{story}\n\n{intro}"
+    markdown = f"# {kata.title.render(lang)}\n\n{kata.story.render(lang)}\n\n{intro}"
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    kata_id = getattr(kata, "id", None) or getattr(kata, "slug", None)
-    nb.metadata["kata"] = {"kata": str(kata_id) if kata_id else None, "mutant": getattr(kata, "mutant", None)}
+    nb.metadata["kata"] = {"kata": kata.slug, "mutant": kata.mutant}
     nb.cells = [nbformat.v4.new_markdown_cell(markdown)]
     nb.cells += [nbformat.v4.new_code_cell(cell) for cell in split_cells(source)]
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"{kata.slug[:50]}-{i}"  # fixed ids: the same kata always gives the same file
     nbformat.validate(nb)
     return nbformat.writes(nb)

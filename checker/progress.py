@@ -29,8 +29,8 @@ NOT_A_FOLDER = Message(
 DAMAGED = Message(
     en="{path} is damaged ({why}).\nFix it by hand (see docs/progress.md), or move it away to start over: "
        "mv {path} {path}.old\nYour kata files are not touched either way.",
-    es="{path} está dañado ({why}).\nArréglalo a mano (ver docs/progress.md) o apártalo para empezar de nuevo: "
-       "mv {path} {path}.old\nTus archivos de kata no se tocan en ningún caso.",
+    es="{path} está dañado ({why}).\nArréglalo a mano (ver docs/progress.md) o apártalo para empezar "
+       "de nuevo: mv {path} {path}.old\nTus archivos de kata no se tocan en ningún caso.",
 )
 TOO_NEW = Message(
     en="{path} was written by a newer kata (format {found}, this one reads {known}); update kata",
@@ -46,12 +46,13 @@ class ProgressError(Exception):
     """The working folder or its progress file cannot be used; ``render(lang)`` says how to fix it."""
 
     def __init__(self, message: Message, **params: Any):
-        super().__init__(message.render("en", **params))
         self.message = message
         self.params = params
+        super().__init__(self.render("en"))
 
     def render(self, lang: str = "en") -> str:
-        return self.message.render(lang, **self.params)
+        params = {k: v.render(lang) if isinstance(v, Message) else v for k, v in self.params.items()}
+        return self.message.render(lang, **params)
 
 
 def now() -> str:
@@ -113,42 +114,52 @@ class Progress:
         path = progress.path
         if not path.exists():
             return progress
+
+        def damaged(en: str, es: str) -> ProgressError:
+            return ProgressError(DAMAGED, path=path, why=Message(en, es))
+
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except UnicodeDecodeError:
-            raise ProgressError(DAMAGED, path=path, why="not UTF-8 text") from None
+            raise damaged("not UTF-8 text", "no es texto UTF-8") from None
         except json.JSONDecodeError as exc:
-            raise ProgressError(DAMAGED, path=path, why=f"not valid JSON: {exc.msg} at line {exc.lineno}") from None
+            raise damaged(f"not valid JSON: {exc.msg}, line {exc.lineno}",
+                          f"no es JSON válido: {exc.msg}, línea {exc.lineno}") from None
         except OSError as exc:
-            raise ProgressError(DAMAGED, path=path, why=exc.strerror or str(exc)) from None
+            raise damaged(exc.strerror or str(exc), exc.strerror or str(exc)) from None
         if not isinstance(data, dict):
-            raise ProgressError(DAMAGED, path=path, why="the top level is not an object")
+            raise damaged("the top level is not an object", "el nivel superior no es un objeto")
         schema = data.get("schema")
         if not isinstance(schema, int) or isinstance(schema, bool):
-            raise ProgressError(DAMAGED, path=path, why="'schema' is missing or not a number")
+            raise damaged("'schema' is missing or not a number", "'schema' falta o no es un número")
         if schema > SCHEMA:
             raise ProgressError(TOO_NEW, path=path, found=schema, known=SCHEMA)
         current = data.get("current")
         if current is not None and not isinstance(current, str):
-            raise ProgressError(DAMAGED, path=path, why="'current' is neither a kata name nor null")
+            raise damaged("'current' is neither a kata name nor null",
+                          "'current' no es un nombre de kata ni null")
         katas = data.get("katas", {})
         if not isinstance(katas, dict):
-            raise ProgressError(DAMAGED, path=path, why="'katas' is not an object")
+            raise damaged("'katas' is not an object", "'katas' no es un objeto")
         for slug, record in katas.items():
+            where = f"katas.{slug}"
             if not isinstance(record, dict):
-                raise ProgressError(DAMAGED, path=path, why=f"katas.{slug} is not an object")
+                raise damaged(f"{where} is not an object", f"{where} no es un objeto")
             for key, types in _FIELD_TYPES.items():
                 if key not in record:
                     if key in _REQUIRED:
-                        raise ProgressError(DAMAGED, path=path, why=f"katas.{slug}.{key} is missing")
+                        raise damaged(f"{where}.{key} is missing", f"falta {where}.{key}")
                     continue
                 value = record[key]
                 if not isinstance(value, types) or isinstance(value, bool):
-                    raise ProgressError(DAMAGED, path=path, why=f"katas.{slug}.{key} has the wrong type")
-            if Path(record["file"]).name != record["file"] or record["file"] in ("", ".", ".."):
-                raise ProgressError(DAMAGED, path=path, why=f"katas.{slug}.file must be a file name in this folder")
-            if record.get("hints", 0) < 0:
-                raise ProgressError(DAMAGED, path=path, why=f"katas.{slug}.hints is negative")
+                    raise damaged(f"{where}.{key} has the wrong type",
+                                  f"{where}.{key} tiene un tipo incorrecto")
+            name = record["file"]
+            if Path(name).name != name or name in ("", ".", ".."):
+                raise damaged(f"{where}.file must be a file name in this folder",
+                              f"{where}.file debe ser un nombre de archivo de esta carpeta")
+            if record.get("hints", 0) < 0 or record.get("checks", 0) < 0:
+                raise damaged(f"{where} counts a negative number", f"{where} cuenta un número negativo")
             progress.katas[slug] = KataRecord(**{k: record[k] for k in _FIELD_TYPES if k in record})
         progress.current = current
         return progress

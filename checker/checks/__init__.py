@@ -4,7 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checker.checks import steps  # noqa: F401  (registers)
+from checker.checks import (  # noqa: F401  (each module registers its checks)
+    clip,
+    converge,
+    data,
+    device,
+    eval,
+    loader,
+    loss,
+    memory,
+    model,
+    modes,
+    optimizer,
+    repro,
+    schedule,
+    steps,
+)
 from checker.checks.base import FAMILIES, REGISTRY, Check, Verdict, check, failed, passed
 
 __all__ = ["FAMILIES", "REGISTRY", "Check", "Verdict", "check", "failed", "passed", "ordered_ids"]

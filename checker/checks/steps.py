@@ -1,9 +1,138 @@
-"""The five steps per batch: overfitting a tiny batch proves the steps learn at all."""
+"""The five steps per batch: one update per batch, with this batch's gradient, that learns.
+
+These checks drive the learner's ``train_epoch`` with the checker's own model, loader, spy
+loss and recording optimizer, so a fault elsewhere in the file (its model, its loader) does
+not show up here.
+"""
 
 from __future__ import annotations
 
 from checker.checks.base import check, failed, passed
 from checker.i18n import Message
+
+EPOCHS = 2
+GRAD_TOL = 1e-5
+"""Relative distance allowed between the gradient step() used and the batch's own: float32 round-off."""
+
+# ---------------------------------------------------------------------------- steps.per_batch
+
+PER_BATCH_TITLE = Message(en="one optimizer step per batch", es="un paso del optimizador por lote")
+PER_BATCH_OK = Message(
+    en="{epochs} epochs of {batches} batches gave {steps} optimizer steps per epoch",
+    es="{epochs} épocas de {batches} lotes dieron {steps} pasos del optimizador por época",
+)
+PER_BATCH_FAIL = Message(
+    en="in epochs of {batches} batches, train_epoch called optimizer.step() {steps} time(s) per epoch "
+    "(epoch by epoch: {per_epoch}). The weights should change once for every batch: with fewer steps most "
+    "batches teach the model nothing",
+    es="en épocas de {batches} lotes, train_epoch llamó a optimizer.step() {steps} vez/veces por época "
+    "(época a época: {per_epoch}). Los pesos deberían cambiar una vez por cada lote: con menos pasos la mayoría "
+    "de los lotes no le enseña nada al modelo",
+)
+
+
+@check("steps.per_batch", family="steps", title=PER_BATCH_TITLE, cost=0.3, timeout=20.0)
+def per_batch(loop, lab) -> dict:
+    from checker.instruments import Rig
+
+    rig = Rig(lab, optimizer="recording-sgd")
+    for _ in range(EPOCHS):
+        loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
+    steps = [len(group) for group in rig.tape.by_epoch("step")]
+    return {"batches": len(rig.loader), "steps": steps}
+
+
+@per_batch.judge
+def _(m: dict):
+    steps, batches = m["steps"], m["batches"]
+    shown = steps[0] if len(set(steps)) == 1 and steps else (min(steps) if steps else 0)
+    params = dict(epochs=len(steps), batches=batches, steps=shown, per_epoch=", ".join(map(str, steps)) or "-")
+    ok = bool(steps) and all(s == batches for s in steps)
+    return (passed if ok else failed)(PER_BATCH_OK if ok else PER_BATCH_FAIL, **params)
+
+
+# ---------------------------------------------------------------------------- steps.fresh_grads
+
+FRESH_TITLE = Message(en="fresh gradients at every step", es="gradientes frescos en cada paso")
+FRESH_OK = Message(
+    en="at all {n} steps, step() used exactly the current batch's gradient (largest relative difference {worst:.1e})",
+    es="en los {n} pasos, step() usó exactamente el gradiente del lote actual (mayor diferencia relativa {worst:.1e})",
+)
+FRESH_NO_STEPS = Message(
+    en="train_epoch never called optimizer.step() in {epochs} epochs, so no gradient could be checked",
+    es="train_epoch no llamó nunca a optimizer.step() en {epochs} épocas, así que no se pudo comprobar ningún "
+    "gradiente",
+)
+FRESH_DETACHED = Message(
+    en="at step {step} of epoch {epoch}, the loss computed on the batch had no autograd path back to the "
+    "model's weights (its gradient with respect to them is empty), so backward() cannot give them a gradient; "
+    "when step() ran, the gradient norm was {norm}. The model cannot learn from a loss cut off from it",
+    es="en el paso {step} de la época {epoch}, la pérdida calculada sobre el lote no tenía camino de autograd "
+    "hasta los pesos del modelo (su gradiente respecto a ellos está vacío), así que backward() no puede darles "
+    "gradiente; cuando se ejecutó step(), la norma del gradiente era {norm}. El modelo no puede aprender de una "
+    "pérdida desconectada de él",
+)
+FRESH_MISSING = Message(
+    en="when step() ran at step {step} of epoch {epoch}, the weights' .grad was empty (None or all zeros), "
+    "although that batch's loss has a gradient of norm {raw:.3g}: the update did not use the batch's gradient",
+    es="cuando se ejecutó step() en el paso {step} de la época {epoch}, el .grad de los pesos estaba vacío (None "
+    "o todo ceros), aunque la pérdida de ese lote tiene un gradiente de norma {raw:.3g}: la actualización no usó "
+    "el gradiente del lote",
+)
+FRESH_ACCUMULATED = Message(
+    en="at step {step} of epoch {epoch}, the gradient step() used was {ratio:.2f}x the size of the current "
+    "batch's gradient: it was this batch's gradient plus the one used at the step before. Gradients from earlier "
+    "batches are still in .grad and add up, so the loss may fall fast at first and then turn around",
+    es="en el paso {step} de la época {epoch}, el gradiente que usó step() medía {ratio:.2f} veces el del lote "
+    "actual: era el gradiente de este lote más el usado en el paso anterior. Los gradientes de lotes anteriores "
+    "siguen en .grad y se suman, así que la pérdida puede bajar rápido al principio y luego darse la vuelta",
+)
+FRESH_OTHER = Message(
+    en="at step {step} of epoch {epoch}, the gradient step() used differs from the current batch's gradient by "
+    "{rel:.1%} (norm {norm:.3g} instead of {raw:.3g}): the update does not follow the batch just seen",
+    es="en el paso {step} de la época {epoch}, el gradiente que usó step() difiere del gradiente del lote actual "
+    "en un {rel:.1%} (norma {norm:.3g} en lugar de {raw:.3g}): la actualización no sigue al lote recién visto",
+)
+
+
+@check("steps.fresh_grads", family="steps", title=FRESH_TITLE, cost=0.6, timeout=20.0)
+def fresh_grads(loop, lab) -> dict:
+    from checker.instruments import Rig, parameters_of, step_gradients
+
+    rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
+    for _ in range(EPOCHS):
+        loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
+    return {"epochs": EPOCHS, "rows": step_gradients(rig.tape, parameters_of(rig.model))}
+
+
+def grad_ok(row: dict, tol: float = GRAD_TOL) -> bool:
+    return bool(row["connected"]) and row["rel"] is not None and row["rel"] <= tol
+
+
+def _fmt_norm(value) -> str:
+    return "undefined" if value is None else f"{value:.3g}"
+
+
+@fresh_grads.judge
+def _(m: dict):
+    rows = m["rows"]
+    if not rows:
+        return failed(FRESH_NO_STEPS, epochs=m["epochs"])
+    bad = next((r for r in rows if not grad_ok(r)), None)
+    if bad is None:
+        return passed(FRESH_OK, n=len(rows), worst=max(r["rel"] for r in rows))
+    params = dict(step=bad["step"], epoch=bad["epoch"], norm=_fmt_norm(bad["norm"]), raw=bad["raw_norm"] or 0.0,
+                  ratio=bad["ratio"] or 0.0, rel=bad["rel"] if bad["rel"] is not None else float("nan"))
+    if not bad["connected"]:
+        return failed(FRESH_DETACHED, **params)
+    if bad["missing"]:
+        return failed(FRESH_MISSING, **params)
+    if bad["accumulated"]:
+        return failed(FRESH_ACCUMULATED, **params)
+    return failed(FRESH_OTHER, **params)
+
+
+# ---------------------------------------------------------------------------- steps.overfit
 
 OVERFIT_STEPS, OVERFIT_LR, OVERFIT_N, OVERFIT_MAX_LOSS = 500, 0.5, 8, 0.1
 
@@ -24,26 +153,20 @@ OVERFIT_FAIL = Message(
 )
 
 
-@check("steps.overfit", family="steps", title=OVERFIT_TITLE, cost=3.0)
+@check("steps.overfit", family="steps", title=OVERFIT_TITLE, cost=3.0, timeout=30.0)
 def overfit(loop, lab) -> dict:
-    import torch
     from torch import nn
 
+    from checker.instruments import Rig
+
     X, y = lab.data.X_train[:OVERFIT_N], lab.data.y_train[:OVERFIT_N]
+    rig = Rig(lab, X=X, y=y, batch_size=OVERFIT_N, lr=OVERFIT_LR)
+    first, _ = rig.figures(X, y)
     loss_fn = nn.CrossEntropyLoss()
-    model = loop.make_model(seed=0)
-    with torch.no_grad():
-        first = loss_fn(model(X), y).item()
-    optimizer = loop.make_optimizer(model, name="sgd", lr=OVERFIT_LR)
-    loader = loop.make_loader(X, y, batch_size=OVERFIT_N, seed=0)
     for _ in range(OVERFIT_STEPS):
-        loop.train_epoch(model, loader, optimizer, loss_fn)
-    model.eval()
-    with torch.no_grad():
-        logits = model(X)
-        loss = loss_fn(logits, y).item()
-        correct = int((logits.argmax(dim=1) == y).sum().item())
-    return {"first_loss": first, "loss": loss, "correct": correct}
+        loop.train_epoch(rig.model, rig.loader, rig.optimizer, loss_fn, device=rig.device)
+    loss, acc = rig.figures(X, y)
+    return {"first_loss": first, "loss": loss, "correct": round(acc * OVERFIT_N)}
 
 
 @overfit.judge

@@ -24,6 +24,19 @@ def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ..
     return grade_one(source, filename, lab, check_ids=ids, lang=lang)
 
 
+def ungradable_report(path: str):
+    """A file that cannot be read or compiled, as a report (for the formats graders read), else None."""
+    from checker.grading import Report
+    from checker.loading import LoopFileError, compile_source, read_source
+
+    try:
+        source, filename = read_source(path)
+        compile_source(source, filename)
+    except LoopFileError as exc:
+        return Report(file=str(path), error_kind=exc.kind, error=exc.message)
+    return None
+
+
 def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
     from checker import formats
     from checker.term import console
@@ -31,9 +44,9 @@ def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
     if fmt == "json":
         click.echo(formats.render_json(report))
     elif fmt == "gradescope":
-        click.echo(formats.render_gradescope(report))
+        click.echo(formats.render_gradescope(report, lang))
     elif fmt == "junit":
-        click.echo(formats.render_junit(report))
+        click.echo(formats.render_junit(report, lang))
     else:
         formats.render_text(report, console(), lang, verbose=verbose)
 
@@ -45,15 +58,24 @@ def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
 @click.option("--only", multiple=True, metavar="CHECK_ID", help="Run only this check (repeatable).")
 @click.option("--device", default="cpu", show_default=True, help="cpu or cuda[:N].")
 @click.option("-v", "--verbose", is_flag=True, help="Also show what passing checks measured.")
+@click.option("--dir", "workdir", type=click.Path(file_okay=False), default=None,
+              help="Without PATH: your working folder (default: $KATA_DIR, else the current directory).")
 @lang_option
-def check_cmd(path, as_json, fmt, only, device, verbose, lang):
-    """Grade the loop in PATH with every behavioural check.
+def check_cmd(path, as_json, fmt, only, device, verbose, workdir, lang):
+    """Grade the loop in PATH with every behavioural check (without PATH: the current kata).
 
     Exit status: 0 every check passes, 1 some check fails, 2 the file cannot be graded.
     """
     lang = current_lang(lang)
-    if path is None:
-        raise UsageProblem("give the loop file to check: kata check PATH")
-    report = grade_path(path, lang=lang, device=device, only=only)
-    emit_report(report, "json" if as_json else fmt, lang, verbose)
+    if path is None:  # the current kata (`kata next`), graded and recorded in the working folder
+        from checker.cli.learner import check_current
+
+        raise SystemExit(check_current(workdir, lang=lang, fmt="json" if as_json else fmt, device=device,
+                                       only=only, verbose=verbose))
+    fmt = "json" if as_json else fmt
+    # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
+    report = ungradable_report(path) if fmt in ("gradescope", "junit") else None
+    if report is None:
+        report = grade_path(path, lang=lang, device=device, only=only)
+    emit_report(report, fmt, lang, verbose)
     raise SystemExit(report.exit_code)

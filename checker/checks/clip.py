@@ -1,0 +1,71 @@
+"""Gradient clipping: the norm step() sees is at most ``clip_norm``, and it is this batch's gradient, scaled."""
+
+from __future__ import annotations
+
+from checker.checks.base import check, failed, passed
+from checker.checks.steps import GRAD_TOL, grad_ok
+from checker.i18n import Message
+
+CLIP_NORM, EPOCHS = 0.05, 2
+"""Below every batch gradient's norm in this setting, so every step must be clipped."""
+
+NORM_TOL = 1e-5
+
+NORM_TITLE = Message(en="gradient clipping between backward and step", es="recorte del gradiente entre backward y step")
+NORM_OK = Message(
+    en="with clip_norm={clip}, every one of the {n} steps saw this batch's gradient scaled to norm {top:.4g} at "
+    "most (unclipped norms up to {raw:.3g})",
+    es="con clip_norm={clip}, cada uno de los {n} pasos vio el gradiente de este lote escalado a norma {top:.4g} "
+    "como mucho (normas sin recortar de hasta {raw:.3g})",
+)
+NORM_NO_STEPS = Message(
+    en="fit(..., clip_norm={clip}) made no optimizer step, so no clipping could be checked",
+    es="fit(..., clip_norm={clip}) no hizo ningún paso del optimizador, así que no se pudo comprobar el recorte",
+)
+NORM_TOO_BIG = Message(
+    en="with clip_norm={clip}, the gradient's norm when step() ran at step {step} of epoch {epoch} was {norm:.4g} "
+    "(this batch's unclipped norm: {raw:.4g}): the update used a gradient that was not clipped",
+    es="con clip_norm={clip}, la norma del gradiente cuando se ejecutó step() en el paso {step} de la época {epoch} "
+    "era {norm:.4g} (norma sin recortar de este lote: {raw:.4g}): la actualización usó un gradiente sin recortar",
+)
+NORM_NOT_SCALED = Message(
+    en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} had norm {norm:.4g} but "
+    "differs by {rel:.1%} from this batch's gradient scaled down to that norm: clipping must shrink the batch's "
+    "own gradient, keeping its direction",
+    es="con clip_norm={clip}, el gradiente que usó step() en el paso {step} de la época {epoch} tenía norma "
+    "{norm:.4g} pero difiere en un {rel:.1%} del gradiente de este lote reducido a esa norma: el recorte debe "
+    "encoger el propio gradiente del lote, manteniendo su dirección",
+)
+NORM_MISSING = Message(
+    en="with clip_norm={clip}, when step() ran at step {step} of epoch {epoch} the weights had no gradient "
+    "(this batch's loss has one of norm {raw:.4g})",
+    es="con clip_norm={clip}, cuando se ejecutó step() en el paso {step} de la época {epoch} los pesos no tenían "
+    "gradiente (la pérdida de este lote tiene uno de norma {raw:.4g})",
+)
+
+
+@check("clip.norm", family="clip", title=NORM_TITLE, cost=0.5, timeout=20.0)
+def norm(loop, lab) -> dict:
+    from checker.instruments import Rig, parameters_of, step_gradients
+
+    rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
+    loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, clip_norm=CLIP_NORM, device=rig.device)
+    return {"clip": CLIP_NORM, "rows": step_gradients(rig.tape, parameters_of(rig.model), clip_norm=CLIP_NORM)}
+
+
+@norm.judge
+def _(m: dict):
+    rows, clip = m["rows"], m["clip"]
+    if not rows:
+        return failed(NORM_NO_STEPS, clip=clip)
+    for r in rows:
+        params = dict(clip=clip, step=r["step"], epoch=r["epoch"], raw=r["raw_norm"] or 0.0,
+                      norm=r["norm"] if r["norm"] is not None else float("nan"))
+        if r["norm"] is not None and r["norm"] == 0.0 and (r["raw_norm"] or 0) > 0:
+            return failed(NORM_MISSING, **params)
+        if not (r["norm"] is not None and r["norm"] <= clip * (1 + NORM_TOL)):
+            return failed(NORM_TOO_BIG, **params)
+        if not grad_ok(r, GRAD_TOL):
+            return failed(NORM_NOT_SCALED, rel=r["rel"] if r["rel"] is not None else float("nan"), **params)
+    return passed(NORM_OK, clip=clip, n=len(rows), top=max(r["norm"] for r in rows),
+                  raw=max(r["raw_norm"] for r in rows))

@@ -1,0 +1,82 @@
+"""Device placement: the batches the model and the loss receive are the moved copies.
+
+``tensor.to(device)`` returns a moved copy and leaves ``tensor`` where it was. On the CPU a
+dropped result changes nothing visible, so there the checker feeds tagged tensors
+(:class:`checker.instruments.HostTensor`) that lose their tag only through ``.to()``,
+``.cpu()`` or ``.cuda()``: a tagged tensor reaching the model or the loss was never moved.
+On CUDA it simply reads each tensor's ``.device``.
+"""
+
+from __future__ import annotations
+
+from checker.checks.base import check, failed, passed
+from checker.i18n import Message
+
+MOVED_TITLE = Message(en="batches moved to the device", es="lotes movidos al dispositivo")
+MOVED_OK = Message(
+    en="all {batches} training batches and the {evals} validation pass(es) reached the model and the loss as "
+    "tensors moved to device='{device}'",
+    es="los {batches} lotes de entrenamiento y la(s) {evals} pasada(s) de validación llegaron al modelo y a la "
+    "pérdida como tensores movidos a device='{device}'",
+)
+MOVED_NOTHING = Message(
+    en="train_epoch never ran the model on a batch, so device placement could not be checked",
+    es="train_epoch no ejecutó nunca el modelo sobre un lote, así que no se pudo comprobar el dispositivo",
+)
+MOVED_INPUTS = Message(
+    en="in {where}, {bad} of {n} input batches reached the model as the original tensors the data came in, not "
+    "as copies moved to device='{device}': on a GPU this forward pass would fail",
+    es="en {where}, {bad} de {n} lotes de entrada llegaron al modelo como los tensores originales de los datos, "
+    "no como copias movidas a device='{device}': en una GPU esta pasada hacia delante fallaría",
+)
+MOVED_LABELS = Message(
+    en="in {where}, {bad} of {n} label batches reached the loss as the original tensors the data came in, not as "
+    "copies moved to device='{device}', while the inputs were moved: on a GPU the loss would fail",
+    es="en {where}, {bad} de {n} lotes de etiquetas llegaron a la pérdida como los tensores originales de los "
+    "datos, no como copias movidas a device='{device}', aunque las entradas sí se movieron: en una GPU "
+    "la pérdida fallaría",
+)
+
+
+@check("device.moved", family="device", title=MOVED_TITLE, cost=0.05, timeout=20.0)
+def moved(loop, lab) -> dict:
+    from checker.instruments import Rig
+
+    on_cpu = not lab.device.startswith("cuda")
+    rig = Rig(lab, probe=True, tagged=on_cpu)
+
+    def unmoved(event: dict, tag_key: str, device_key: str) -> bool:
+        if on_cpu:
+            return bool(event[tag_key])
+        return event[device_key] is None or not event[device_key].startswith("cuda")
+
+    loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
+    marker = len(rig.tape.events)
+    loop.evaluate(rig.model, *rig.val, rig.loss_fn, device=rig.device)
+    parts = {"train_epoch": rig.tape.events[:marker], "evaluate": rig.tape.events[marker:]}
+    out: dict = {"device": rig.device, "how": "tag" if on_cpu else "device"}
+    for where, events in parts.items():
+        forwards = [e for e in events if e["kind"] == "forward"]
+        losses = [e for e in events if e["kind"] == "loss"]
+        out[where] = {
+            "forwards": len(forwards), "losses": len(losses),
+            "inputs_unmoved": sum(unmoved(e, "input_tagged", "input_device") for e in forwards),
+            "labels_unmoved": sum(unmoved(e, "target_tagged", "target_device") for e in losses),
+            "input_devices": sorted({str(e["input_device"]) for e in forwards}),
+            "label_devices": sorted({e["target_device"] for e in losses}),
+        }
+    return out
+
+
+@moved.judge
+def _(m: dict):
+    train = m["train_epoch"]
+    if not train["forwards"]:
+        return failed(MOVED_NOTHING)
+    for where in ("train_epoch", "evaluate"):
+        part = m[where]
+        if part["inputs_unmoved"]:
+            return failed(MOVED_INPUTS, where=where, bad=part["inputs_unmoved"], n=part["forwards"], device=m["device"])
+        if part["labels_unmoved"]:
+            return failed(MOVED_LABELS, where=where, bad=part["labels_unmoved"], n=part["losses"], device=m["device"])
+    return passed(MOVED_OK, batches=train["forwards"], evals=m["evaluate"]["forwards"], device=m["device"])

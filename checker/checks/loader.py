@@ -1,0 +1,160 @@
+"""The loader: every example once per epoch, in an order set by the loader's seed alone.
+
+The learner's ``make_loader`` gets the lesson's training features with labels replaced by the
+examples' indices 0..149, so every batch says exactly which examples it holds.
+"""
+
+from __future__ import annotations
+
+from checker.checks.base import check, failed, passed
+from checker.i18n import Message
+
+BATCH_SIZE = 32
+WANT_SIZES = [32, 32, 32, 32, 22]
+N_TRAIN = 150
+
+
+def _index_batches(loop, lab, *, seed: int, epochs: int) -> tuple[list[list[list[int]]], bool]:
+    """Per epoch, the index batches the loop's loader yields; and whether rows stayed with their labels."""
+    import torch
+
+    X = lab.data.X_train
+    index = torch.arange(len(X))
+    loader = loop.make_loader(X, index, batch_size=BATCH_SIZE, seed=seed)
+    epochs_seen, paired = [], True
+    for _ in range(epochs):
+        batches = []
+        for xb, ib in loader:
+            ib = ib.detach().cpu().long().reshape(-1)
+            paired = paired and bool(torch.equal(xb.detach().cpu().reshape(len(ib), -1), X[ib]))
+            batches.append(ib.tolist())
+        epochs_seen.append(batches)
+    return epochs_seen, paired
+
+
+# ---------------------------------------------------------------------------- loader.coverage
+
+COVERAGE_TITLE = Message(en="every example once per epoch", es="cada ejemplo una vez por época")
+COVERAGE_OK = Message(
+    en="at batch_size 32 each epoch gives batches of {sizes}: all 150 examples, once each",
+    es="con batch_size 32 cada época da lotes de {sizes}: los 150 ejemplos, una vez cada uno",
+)
+COVERAGE_FAIL = Message(
+    en="at batch_size 32, epoch {epoch} gave batches of {sizes} ({n} examples, {distinct} different): "
+    "{missing} of the 150 training examples never appeared and {repeated} appeared more than once. Examples "
+    "left out of every epoch are never learned from",
+    es="con batch_size 32, la época {epoch} dio lotes de {sizes} ({n} ejemplos, {distinct} distintos): "
+    "{missing} de los 150 ejemplos de entrenamiento no aparecieron nunca y {repeated} aparecieron más de una vez. "
+    "Los ejemplos que faltan en todas las épocas nunca enseñan nada",
+)
+COVERAGE_SIZES = Message(
+    en="at batch_size 32, epoch {epoch} gave batches of {sizes}; with 150 examples the lesson's loader gives "
+    "32, 32, 32, 32, 22",
+    es="con batch_size 32, la época {epoch} dio lotes de {sizes}; con 150 ejemplos el cargador de la lección da "
+    "32, 32, 32, 32, 22",
+)
+COVERAGE_UNPAIRED = Message(
+    en="the loader's batches do not keep each example's features with its own label: a row of X arrived with "
+    "another example's label",
+    es="los lotes del cargador no mantienen las características de cada ejemplo con su propia etiqueta: una fila "
+    "de X llegó con la etiqueta de otro ejemplo",
+)
+
+
+@check("loader.coverage", family="loader", title=COVERAGE_TITLE, cost=0.1, timeout=20.0)
+def coverage(loop, lab) -> dict:
+    epochs, paired = _index_batches(loop, lab, seed=0, epochs=2)
+    rows = []
+    for batches in epochs:
+        seen = [i for b in batches for i in b]
+        rows.append({
+            "sizes": [len(b) for b in batches], "n": len(seen), "distinct": len(set(seen)),
+            "missing": len(set(range(N_TRAIN)) - set(seen)), "repeated": len(seen) - len(set(seen)),
+        })
+    return {"epochs": rows, "paired": paired}
+
+
+def _sizes(sizes: list[int]) -> str:
+    return ", ".join(map(str, sizes)) or "none"
+
+
+@coverage.judge
+def _(m: dict):
+    for e, row in enumerate(m["epochs"], start=1):
+        if row["missing"] or row["repeated"] or row["n"] != N_TRAIN:
+            return failed(COVERAGE_FAIL, epoch=e, sizes=_sizes(row["sizes"]), n=row["n"], distinct=row["distinct"],
+                          missing=row["missing"], repeated=row["repeated"])
+        if row["sizes"] != WANT_SIZES:
+            return failed(COVERAGE_SIZES, epoch=e, sizes=_sizes(row["sizes"]))
+    if not m["paired"]:
+        return failed(COVERAGE_UNPAIRED)
+    return passed(COVERAGE_OK, sizes=_sizes(WANT_SIZES))
+
+
+# ---------------------------------------------------------------------------- loader.order
+
+ORDER_TITLE = Message(en="a seeded, reshuffled order", es="un orden con semilla, barajado cada época")
+ORDER_OK = Message(
+    en="the order depends on the loader's seed alone (seed 0 starts {a}…, seed 1 starts {c}…) and changes "
+    "every epoch",
+    es="el orden depende solo de la semilla del cargador (la semilla 0 empieza {a}…, la 1 empieza {c}…) y cambia "
+    "en cada época",
+)
+ORDER_UNSHUFFLED = Message(
+    en="the loader gives the examples in their stored order ({a}…) in every epoch: nothing is shuffled, so every "
+    "epoch shows the model the same batches in the same sequence",
+    es="el cargador da los ejemplos en su orden de almacenamiento ({a}…) en todas las épocas: no se baraja nada, "
+    "así que cada época enseña al modelo los mismos lotes en la misma secuencia",
+)
+ORDER_GLOBAL = Message(
+    en="two loaders built with seed=0 gave different orders ({a}… and {b}…) because the global random state "
+    "differed when they were built and used: the order does not depend on the loader's seed alone, so two runs "
+    "of the same script will not match",
+    es="dos cargadores creados con seed=0 dieron órdenes distintos ({a}… y {b}…) porque el estado aleatorio "
+    "global era distinto al crearlos y usarlos: el orden no depende solo de la semilla del cargador, así que dos "
+    "ejecuciones del mismo script no coincidirán",
+)
+ORDER_SEED_IGNORED = Message(
+    en="loaders built with seed=0 and seed=1 give the same order ({a}…): the seed argument has no effect",
+    es="los cargadores creados con seed=0 y seed=1 dan el mismo orden ({a}…): el argumento seed no tiene efecto",
+)
+ORDER_SAME_EPOCHS = Message(
+    en="the loader repeats one shuffled order ({a}…) in every epoch instead of drawing a new one each epoch",
+    es="el cargador repite un mismo orden barajado ({a}…) en todas las épocas en lugar de sacar uno nuevo en "
+    "cada época",
+)
+
+
+@check("loader.order", family="loader", title=ORDER_TITLE, cost=0.15, timeout=20.0)
+def order(loop, lab) -> dict:
+    from checker.instruments import scramble_global_rng
+
+    def orders(seed: int, rng: int) -> list[list[int]]:
+        scramble_global_rng(rng)
+        epochs, _ = _index_batches(loop, lab, seed=seed, epochs=2)
+        return [[i for b in batches for i in b] for batches in epochs]
+
+    a, b, c = orders(0, 1), orders(0, 2), orders(1, 1)
+    return {
+        "a": a[0][:6], "b": b[0][:6], "c": c[0][:6],
+        "same_seed_same_order": a == b, "seeds_differ": a[0] != c[0], "reshuffles": a[0] != a[1],
+        "shuffled": a[0] != sorted(a[0]),
+    }
+
+
+def _head(xs: list[int]) -> str:
+    return ", ".join(map(str, xs[:6]))
+
+
+@order.judge
+def _(m: dict):
+    params = dict(a=_head(m["a"]), b=_head(m["b"]), c=_head(m["c"]))
+    if not m["shuffled"] and not m["reshuffles"]:
+        return failed(ORDER_UNSHUFFLED, **params)
+    if not m["same_seed_same_order"]:
+        return failed(ORDER_GLOBAL, **params)
+    if not m["seeds_differ"]:
+        return failed(ORDER_SEED_IGNORED, **params)
+    if not m["reshuffles"]:
+        return failed(ORDER_SAME_EPOCHS, **params)
+    return passed(ORDER_OK, **params)

@@ -1,0 +1,115 @@
+"""The training loss: it falls epoch after epoch, and the epoch's figure is a mean over examples."""
+
+from __future__ import annotations
+
+from checker.checks.base import check, failed, passed
+from checker.i18n import Message
+
+FALLS_EPOCHS, FALLS_LR = 10, 0.1
+MEAN_TOL = 1e-5
+"""Relative difference allowed from the mean over examples: float32 accumulation round-off."""
+
+# ---------------------------------------------------------------------------- loss.falls
+
+FALLS_TITLE = Message(en="the training loss falls every epoch", es="la pérdida de entrenamiento baja cada época")
+FALLS_OK = Message(
+    en="over {epochs} epochs of SGD at lr={lr} the training loss fell every epoch, from {first:.4f} to {last:.4f}",
+    es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento bajó en cada época, de {first:.4f} a "
+    "{last:.4f}",
+)
+FALLS_FAIL = Message(
+    en="over {epochs} epochs of SGD at lr={lr} the training loss rose at epoch {epoch}: {prev:.4f} -> {cur:.4f} "
+    "(epoch by epoch: {losses}). At this small lr a correct loop lowers it every epoch",
+    es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento subió en la época {epoch}: {prev:.4f} -> "
+    "{cur:.4f} (época a época: {losses}). Con este lr pequeño un bucle correcto la baja en cada época",
+)
+FALLS_SHORT = Message(
+    en="fit(..., epochs={epochs}) trained {ran} epoch(s) (the loader was iterated {ran} time(s))",
+    es="fit(..., epochs={epochs}) entrenó {ran} época(s) (el cargador se recorrió {ran} vez/veces)",
+)
+
+
+@check("loss.falls", family="loss", title=FALLS_TITLE, cost=0.35, timeout=20.0)
+def falls(loop, lab) -> dict:
+    from checker.instruments import Rig, epoch_means
+
+    rig = Rig(lab, lr=FALLS_LR)
+    loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, FALLS_EPOCHS, device=rig.device)
+    return {"epochs": FALLS_EPOCHS, "losses": epoch_means(rig.tape)}
+
+
+@falls.judge
+def _(m: dict):
+    losses = m["losses"]
+    if len(losses) != m["epochs"]:
+        return failed(FALLS_SHORT, epochs=m["epochs"], ran=len(losses))
+    shown = ", ".join(f"{x:.3f}" for x in losses)
+    for e in range(1, len(losses)):
+        if not losses[e] < losses[e - 1]:
+            return failed(FALLS_FAIL, epochs=m["epochs"], lr=FALLS_LR, epoch=e + 1, prev=losses[e - 1],
+                          cur=losses[e], losses=shown)
+    return passed(FALLS_OK, epochs=m["epochs"], lr=FALLS_LR, first=losses[0], last=losses[-1])
+
+
+# ---------------------------------------------------------------------------- loss.epoch_mean
+
+MEAN_TITLE = Message(en="epoch loss is a mean over examples", es="la pérdida de la época es una media por ejemplo")
+MEAN_OK = Message(
+    en="train_epoch returned {got:.6f}, the mean loss over the {n} examples (the plain mean of the {batches} batch "
+    "losses would be {batch_mean:.6f})",
+    es="train_epoch devolvió {got:.6f}, la pérdida media sobre los {n} ejemplos (la media simple de las {batches} "
+    "pérdidas de lote sería {batch_mean:.6f})",
+)
+MEAN_BATCH_MEAN = Message(
+    en="train_epoch returned {got:.6f}, the plain mean of the {batches} batch losses; the mean loss over the "
+    "epoch's {n} examples was {want:.6f}. The last batch holds only {last} examples, so averaging batches gives "
+    "its examples more weight than the others",
+    es="train_epoch devolvió {got:.6f}, la media simple de las {batches} pérdidas de lote; la pérdida media sobre "
+    "los {n} ejemplos de la época fue {want:.6f}. El último lote tiene solo {last} ejemplos, así que promediar "
+    "lotes da a sus ejemplos más peso que a los demás",
+)
+MEAN_WRONG = Message(
+    en="train_epoch returned {got:.6f}, but the mean loss over the epoch's {n} examples was {want:.6f} (the plain "
+    "mean of the {batches} batch losses: {batch_mean:.6f})",
+    es="train_epoch devolvió {got:.6f}, pero la pérdida media sobre los {n} ejemplos de la época fue {want:.6f} "
+    "(la media simple de las {batches} pérdidas de lote: {batch_mean:.6f})",
+)
+MEAN_NOT_NUMBER = Message(
+    en="train_epoch returned a {type}, not a number: the protocol asks for the epoch's mean loss as a Python float",
+    es="train_epoch devolvió un {type}, no un número: el protocolo pide la pérdida media de la época como float de "
+    "Python",
+)
+
+
+@check("loss.epoch_mean", family="loss", title=MEAN_TITLE, cost=0.05, timeout=20.0)
+def epoch_mean(loop, lab) -> dict:
+    from checker.instruments import Rig, plain_number, type_name
+
+    rig = Rig(lab)
+    returned = loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
+    batches = [e for e in rig.tape.of("loss") if e["grad_enabled"]]
+    n = sum(e["n"] for e in batches)
+    return {
+        "got": plain_number(returned), "type": type_name(returned),
+        "want": sum(e["value"] * e["n"] for e in batches) / n if n else None,
+        "batch_mean": sum(e["value"] for e in batches) / len(batches) if batches else None,
+        "n": n, "batches": len(batches), "last": batches[-1]["n"] if batches else 0,
+    }
+
+
+def close(a: float | None, b: float | None, tol: float = MEAN_TOL) -> bool:
+    return a is not None and b is not None and abs(a - b) <= tol * max(1.0, abs(b))
+
+
+@epoch_mean.judge
+def _(m: dict):
+    if m["got"] is None:
+        return failed(MEAN_NOT_NUMBER, type=m["type"])
+    params = dict(got=m["got"], want=m["want"] if m["want"] is not None else float("nan"), n=m["n"],
+                  batches=m["batches"], last=m["last"],
+                  batch_mean=m["batch_mean"] if m["batch_mean"] is not None else float("nan"))
+    if close(m["got"], m["want"]):
+        return passed(MEAN_OK, **params)
+    if close(m["got"], m["batch_mean"]):
+        return failed(MEAN_BATCH_MEAN, **params)
+    return failed(MEAN_WRONG, **params)

@@ -1,0 +1,105 @@
+"""Memory: no autograd graph outlives its batch, so memory stays flat however many epochs run.
+
+On every device the checker counts the bytes that live autograd graphs hold (saved-tensor
+hooks: deterministic, unlike the process's RSS), at each epoch's start and after ``fit``. On
+CUDA it also reads ``torch.cuda.memory_allocated()`` at each epoch's start.
+"""
+
+from __future__ import annotations
+
+from checker.checks.base import check, failed, passed
+from checker.i18n import Message
+
+EPOCHS = 4
+CUDA_SLACK = 0
+"""Bytes ``memory_allocated`` may grow between epoch starts: none, everything live is the loop's."""
+
+GRAPHS_TITLE = Message(en="no graph outlives its batch", es="ningún grafo sobrevive a su lote")
+GRAPHS_OK = Message(
+    en="over {epochs} epochs no autograd graph stayed alive between epochs or after fit (0 bytes held), and the "
+    "history holds plain numbers",
+    es="en {epochs} épocas ningún grafo de autograd siguió vivo entre épocas ni tras fit (0 bytes retenidos), y "
+    "el historial guarda números simples",
+)
+GRAPHS_GROW = Message(
+    en="autograd graphs kept alive grew epoch after epoch: {starts} KiB at the start of epochs 1-{epochs}, and "
+    "{after} KiB still held after fit returned. Something keeps tensors that remember how they were computed "
+    "(fit's history holds: {types}); on a real model memory climbs until it runs out",
+    es="los grafos de autograd mantenidos vivos crecieron época tras época: {starts} KiB al comienzo de las "
+    "épocas 1-{epochs}, y {after} KiB aún retenidos cuando fit terminó. Algo guarda tensores que recuerdan cómo "
+    "se calcularon (el historial de fit contiene: {types}); con un modelo real la memoria sube hasta agotarse",
+)
+GRAPHS_KEPT = Message(
+    en="after fit returned, autograd graphs holding {after} KiB were still alive (at the start of epochs "
+    "1-{epochs}: {starts} KiB): some tensor that remembers how it was computed outlives the training",
+    es="cuando fit terminó, seguían vivos grafos de autograd que retienen {after} KiB (al comienzo de las épocas "
+    "1-{epochs}: {starts} KiB): algún tensor que recuerda cómo se calculó sobrevive al entrenamiento",
+)
+GRAPHS_HISTORY = Message(
+    en="fit's history holds {types} values instead of plain Python numbers ({graphs} of them still carry an "
+    "autograd graph)",
+    es="el historial de fit guarda valores {types} en lugar de números simples de Python ({graphs} de ellos aún "
+    "llevan un grafo de autograd)",
+)
+GRAPHS_CUDA = Message(
+    en="torch.cuda.memory_allocated() grew across epochs: {starts} KiB at the start of epochs 1-{epochs}",
+    es="torch.cuda.memory_allocated() creció de una época a otra: {starts} KiB al comienzo de las épocas "
+    "1-{epochs}",
+)
+
+
+@check("memory.graphs", family="memory", title=GRAPHS_TITLE, cost=0.2, timeout=20.0)
+def graphs(loop, lab) -> dict:
+    import torch
+
+    from checker.instruments import Rig, SavedTensorMeter, is_plain_number, type_name
+
+    rig = Rig(lab)
+    meter = SavedTensorMeter()
+    on_cuda = rig.device.startswith("cuda")
+
+    def reading() -> dict:
+        data = {"saved": meter.live_bytes}
+        if on_cuda:
+            torch.cuda.synchronize(rig.device)
+            data["cuda"] = torch.cuda.memory_allocated(rig.device)
+        return data
+
+    rig.tape.epoch_probes.append(reading)
+    with meter:
+        history = loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, val=rig.val,
+                           device=rig.device)
+    after = meter.live_bytes
+    rows = history if isinstance(history, list) else []
+    values = [v for row in rows if isinstance(row, dict) for v in row.values()]
+    starts = rig.tape.of("epoch")
+    return {
+        "epochs": EPOCHS,
+        "saved_at_start": [e["saved"] for e in starts],
+        "saved_after": after,
+        "history_types": sorted({type_name(v) for v in values if not is_plain_number(v)}),
+        "history_graphs": sum(1 for v in values if isinstance(v, torch.Tensor) and v.requires_grad),
+        "cuda_at_start": [e["cuda"] for e in starts] if on_cuda else None,
+    }
+
+
+def _kib(values: list[int]) -> str:
+    return ", ".join(f"{v / 1024:.1f}" for v in values)
+
+
+@graphs.judge
+def _(m: dict):
+    starts, after = m["saved_at_start"], m["saved_after"]
+    types = ", ".join(m["history_types"]) or "plain numbers"
+    params = dict(starts=_kib(starts), after=f"{after / 1024:.1f}", epochs=len(starts), types=types)
+    growing = len(starts) > 2 and starts[-1] > starts[1] and starts[1] > starts[0]
+    if growing:
+        return failed(GRAPHS_GROW, **params)
+    if after != 0 or any(s != 0 for s in starts):
+        return failed(GRAPHS_KEPT, **params)
+    if m["history_types"]:
+        return failed(GRAPHS_HISTORY, types=types, graphs=m["history_graphs"])
+    cuda = m.get("cuda_at_start")
+    if cuda and len(cuda) > 2 and cuda[-1] > cuda[1] + CUDA_SLACK:
+        return failed(GRAPHS_CUDA, starts=_kib(cuda), epochs=len(cuda))
+    return passed(GRAPHS_OK, epochs=m["epochs"])

@@ -1,0 +1,84 @@
+"""The model: the lesson's MLP 2-16-2, whose initial weights depend on its seed alone."""
+
+from __future__ import annotations
+
+from checker.checks.base import check, failed, passed
+from checker.i18n import Message
+
+N_PARAMS = 82
+SHAPES = [[2], [2, 16], [16], [16, 2]]  # sorted parameter shapes of Linear(2, 16) + Linear(16, 2)
+
+INIT_TITLE = Message(en="the lesson's MLP, seeded", es="el MLP de la lección, con semilla")
+INIT_OK = Message(
+    en="make_model builds {n} parameters ({shapes}) whose initial weights depend on the seed alone",
+    es="make_model crea {n} parámetros ({shapes}) cuyos pesos iniciales dependen solo de la semilla",
+)
+INIT_NOT_MODULE = Message(
+    en="make_model(seed=0) returned a {type}, not a torch.nn.Module",
+    es="make_model(seed=0) devolvió un {type}, no un torch.nn.Module",
+)
+INIT_SHAPE = Message(
+    en="make_model(seed=0) has {n} parameters with shapes {shapes} and maps 4 points to an output of shape {out}; "
+    "the lesson's MLP 2-16-2 has 82 (two Linear layers, 2->16 and 16->2) and gives one score per class",
+    es="make_model(seed=0) tiene {n} parámetros con formas {shapes} y convierte 4 puntos en una salida de forma "
+    "{out}; el MLP 2-16-2 de la lección tiene 82 (dos capas Linear, 2->16 y 16->2) y da una puntuación por clase",
+)
+INIT_GLOBAL = Message(
+    en="two models built with make_model(seed=0) started from different weights (largest difference {diff:.3g}) "
+    "because the global random state differed before each call: the initial weights do not depend on the seed "
+    "alone, so two runs of the same script start differently",
+    es="dos modelos creados con make_model(seed=0) empezaron con pesos distintos (mayor diferencia {diff:.3g}) "
+    "porque el estado aleatorio global era distinto antes de cada llamada: los pesos iniciales no dependen solo "
+    "de la semilla, así que dos ejecuciones del mismo script empiezan distinto",
+)
+INIT_SEED_IGNORED = Message(
+    en="make_model(seed=0) and make_model(seed=1) start from identical weights: the seed argument has no effect",
+    es="make_model(seed=0) y make_model(seed=1) empiezan con pesos idénticos: el argumento seed no tiene efecto",
+)
+
+
+@check("model.init", family="model", title=INIT_TITLE, cost=0.1, timeout=20.0)
+def init(loop, lab) -> dict:
+    import torch
+    from torch import nn
+
+    from checker.instruments import scramble_global_rng, type_name
+
+    scramble_global_rng(1)
+    first = loop.make_model(seed=0)
+    if not isinstance(first, nn.Module):
+        return {"module": False, "type": type_name(first)}
+    scramble_global_rng(2)
+    again = loop.make_model(seed=0)
+    other = loop.make_model(seed=1)
+
+    def flat(model) -> torch.Tensor:
+        params = [p.detach().cpu().reshape(-1) for p in model.parameters()]
+        return torch.cat(params) if params else torch.zeros(0)
+
+    a, b, c = flat(first), flat(again), flat(other)
+    with torch.no_grad():
+        out = first(lab.data.X_train[:4])
+    return {
+        "module": True,
+        "n": int(a.numel()),
+        "shapes": sorted(list(p.shape) for p in first.parameters()),
+        "out": list(out.shape) if isinstance(out, torch.Tensor) else None,
+        "same_seed_diff": float((a - b).abs().max()) if a.shape == b.shape and a.numel() else None,
+        "seeds_differ": not (a.shape == c.shape and torch.equal(a, c)),
+    }
+
+
+@init.judge
+def _(m: dict):
+    if not m["module"]:
+        return failed(INIT_NOT_MODULE, type=m["type"])
+    shapes = ", ".join("x".join(map(str, s)) for s in m["shapes"])
+    out = "x".join(map(str, m["out"])) if m["out"] is not None else "none"
+    if m["n"] != N_PARAMS or m["shapes"] != SHAPES or m["out"] != [4, 2]:
+        return failed(INIT_SHAPE, n=m["n"], shapes=shapes, out=out)
+    if m["same_seed_diff"] != 0.0:
+        return failed(INIT_GLOBAL, diff=m["same_seed_diff"] if m["same_seed_diff"] is not None else float("nan"))
+    if not m["seeds_differ"]:
+        return failed(INIT_SEED_IGNORED)
+    return passed(INIT_OK, n=m["n"], shapes=shapes)

@@ -1,0 +1,210 @@
+"""The instructor's commands: `kata grade` (a class folder into a gradebook) and `kata new` (scaffold a
+mutant and its kata)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from checker.cli.common import UsageProblem, current_lang, lang_option, prepared_lab
+from checker.i18n import Message
+
+# ---------------------------------------------------------------------------------------------
+# kata grade
+# ---------------------------------------------------------------------------------------------
+
+GRADED = Message(
+    en="Graded {total} submission(s) in {seconds:.0f} s: {passed} pass every check, {failed} fail some "
+       "check, {ungradable} cannot be graded.",
+    es="Evaluadas {total} entrega(s) en {seconds:.0f} s: {passed} pasan todas las comprobaciones, {failed} "
+       "fallan alguna, {ungradable} no se pueden evaluar.",
+)
+WRITTEN = Message(en="Wrote {csv} and {json}", es="Escritos {csv} y {json}")
+MOST_FAILED = Message(en="Checks failed most", es="Comprobaciones más falladas")
+CANNOT = Message(en="Cannot be graded", es="No se pueden evaluar")
+NONE_FAILED = Message(en="No check failed on any graded submission.",
+                      es="Ninguna comprobación falló en las entregas evaluadas.")
+PROGRESS = Message(en="grading", es="evaluando")
+
+
+def _check_ids(only: tuple[str, ...]) -> list[str]:
+    from checker.checks import ordered_ids
+
+    try:
+        return ordered_ids(list(only) or None, device="cpu")
+    except KeyError as exc:
+        raise UsageProblem(f"unknown check id(s): {exc.args[0]}") from None
+
+
+def _print_summary(reports, lang: str, seconds: float, out_dir: Path) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from checker.gradebook import summarize
+    from checker.term import console
+
+    out = console()
+    summary = summarize(reports)
+    out.print(GRADED.render(lang, total=summary.total, seconds=seconds, passed=summary.passed,
+                            failed=summary.failed, ungradable=summary.ungradable))
+    graded = summary.total - summary.ungradable
+    if summary.failing_checks:
+        table = Table(title=MOST_FAILED.render(lang), title_justify="left", box=None, pad_edge=False)
+        table.add_column("check")
+        table.add_column("not passed", justify="right")
+        table.add_column("fail / error / timeout", justify="right")
+        for cid, n, statuses in summary.failing_checks[:10]:
+            table.add_row(cid, f"{n}/{graded}",
+                          f"{statuses['fail']} / {statuses['error']} / {statuses['timeout']}")
+        out.print(table)
+    elif graded:
+        out.print(NONE_FAILED.render(lang))
+    bad = [r for r in reports if r.error is not None]
+    if bad:
+        out.print(f"{CANNOT.render(lang)}:")
+        for report in bad:
+            first = report.error.strip().splitlines()[0] if report.error.strip() else report.error_kind
+            kind = escape(f"[{report.error_kind}]")
+            out.print(f"  {escape(Path(report.file).name)}  {kind} {escape(first)}")
+    out.print(WRITTEN.render(lang, csv=out_dir / "grades.csv", json=out_dir / "results.json"))
+
+
+@click.command("grade", short_help="Grade a folder of submissions into grades.csv and results.json.")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="Folder for grades.csv and results.json (created if missing).")
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Submissions graded at the same time (one core each).")
+@click.option("--timeout", type=click.FloatRange(min=0.5), default=None,
+              help="Seconds one check may run on one submission (default: each check's own limit).")
+@click.option("--only", multiple=True, metavar="CHECK_ID", help="Grade only this check (repeatable).")
+@click.option("--force", is_flag=True, help="Overwrite grades.csv and results.json in OUT.")
+@lang_option
+def grade_cmd(directory: Path, out_dir: Path, workers: int, timeout: float | None, only: tuple[str, ...],
+              force: bool, lang: str | None) -> None:
+    """Grade every .py and .ipynb file in DIRECTORY into OUT/grades.csv and OUT/results.json.
+
+    Each submission runs in its own sandboxed process with a time limit per check; one that
+    hangs or crashes is recorded as such and the others are graded as usual. A file that
+    cannot be read or compiled is listed as ungradable, with the reason. Exit status 0 once
+    the gradebook is written, 2 for a bad argument.
+    """
+    from checker.gradebook import (
+        existing_outputs,
+        find_submissions,
+        grade_folder,
+        write_grades_csv,
+        write_results_json,
+    )
+
+    lang = current_lang(lang)
+    if not directory.exists():
+        raise UsageProblem(f"{directory}: no such folder")
+    if not directory.is_dir():
+        raise UsageProblem(f"{directory} is a file; give the folder that holds the submissions")
+    paths = find_submissions(directory)
+    if not paths:
+        raise UsageProblem(f"{directory} holds no .py or .ipynb file to grade (subfolders are not searched)")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageProblem(f"-o {out_dir}: that is a file, not a folder")
+    clash = existing_outputs(out_dir) if out_dir.is_dir() else []
+    if clash and not force:
+        raise UsageProblem(f"{', '.join(map(str, clash))} already exist(s); use --force to overwrite, "
+                           "or choose another -o folder")
+    ids = _check_ids(only)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageProblem(f"-o {out_dir}: cannot create the folder ({exc.strerror})") from None
+    lab = prepared_lab("cpu")
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from checker.term import console
+
+    started = time.monotonic()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[last]}"), console=console(stderr=True)) as bar:
+        task = bar.add_task(PROGRESS.render(lang), total=len(paths), last="")
+        reports = grade_folder(
+            paths, lab, check_ids=ids, workers=workers, timeout=timeout, lang=lang,
+            on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
+        )
+    write_grades_csv(reports, ids, out_dir / "grades.csv")
+    write_results_json(reports, out_dir / "results.json")
+    _print_summary(reports, lang, time.monotonic() - started, out_dir)
+
+
+# ---------------------------------------------------------------------------------------------
+# kata new
+# ---------------------------------------------------------------------------------------------
+
+def _parse_args(pairs: tuple[str, ...]) -> dict[str, str]:
+    args = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageProblem(f"--arg {pair!r}: write it as NAME=VALUE, e.g. --arg position=before")
+        args[key.strip()] = value
+    return args
+
+
+@click.command("new", short_help="Scaffold a new mutant and its kata (two data files).")
+@click.argument("mutant_id", metavar="ID")
+@click.option("--target", required=True, metavar="CODE",
+              help="The code to break, as written in the reference, e.g. 'optimizer.zero_grad()'.")
+@click.option("--killed-by", "killed_by", multiple=True, required=True, metavar="CHECK_ID",
+              help="A check that must catch the mutant (repeatable), e.g. steps.fresh_grads.")
+@click.option("--operator", default="delete_statement", show_default=True,
+              help="How to break it (the mutant file lists every operator).")
+@click.option("--function", default="train_epoch", show_default=True,
+              help="The reference's function that holds the target.")
+@click.option("--arg", "op_args", multiple=True, metavar="NAME=VALUE",
+              help="An argument of the operator (repeatable), e.g. --arg anchor='optimizer.step()'.")
+@click.option("--number", type=click.IntRange(0, 999), default=None,
+              help="The kata's number (default: the next multiple of 10).")
+@click.option("--mutants-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Default: $KATA_MUTANTS_DIR, else the checkout's mutants/.")
+@click.option("--katas-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Default: $KATA_KATAS_DIR, else the checkout's katas/.")
+def new_cmd(mutant_id: str, target: str, killed_by: tuple[str, ...], operator: str, function: str,
+            op_args: tuple[str, ...], number: int | None, mutants_dir: Path | None,
+            katas_dir: Path | None) -> None:
+    """Scaffold a new mutant ID and its kata: mutants/ID.toml and katas/NNN-ID.toml.
+
+    The mutant is applied to the reference before anything is written, so the target must be
+    real code of FUNCTION. Both files explain every field in comments; fill in their TODO texts,
+    then run `kata mutants verify --only ID` to see whether the checks catch it. Existing files
+    are never overwritten.
+    """
+    from rich.markup import escape
+
+    from checker.authoring import AuthoringError, scaffold, write
+    from checker.katas import resolve_katas_dir
+    from checker.mutation import resolve_dir
+    from checker.term import console
+
+    try:
+        sc = scaffold(
+            mutant_id, mutants_dir=resolve_dir(mutants_dir), katas_dir=resolve_katas_dir(katas_dir),
+            target=target, killed_by=killed_by, operator=operator, function=function,
+            args=_parse_args(op_args), number=number,
+        )
+        write(sc)
+    except AuthoringError as exc:
+        raise UsageProblem(str(exc)) from None
+    except OSError as exc:
+        raise UsageProblem(f"cannot write the scaffold: {exc}") from None
+    out = console()
+    out.print(f"Wrote {escape(str(sc.mutant_path))}\n  and {escape(str(sc.kata_path))}")
+    out.print("The mutant changes the reference like this:")
+    for line in sc.diff.splitlines():
+        colour = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
+        out.print(f"[{colour}]{escape(line)}[/]")
+    for cid in sc.unknown_checks:
+        out.print(f"[yellow]note:[/] no check is called {escape(cid)} yet; verify will report it as missing")
+    out.print("Next: replace the TODO texts in both files, then run")
+    env = f"KATA_MUTANTS_DIR={mutants_dir} " if mutants_dir is not None else ""
+    out.print(f"  {escape(env)}kata mutants verify --only {escape(mutant_id)}")

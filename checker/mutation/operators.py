@@ -1,0 +1,500 @@
+"""Mutation operators: small edits over libcst trees, so comments and layout survive.
+
+A mutant step names an operator, a function of the loop file and a target: a snippet of code
+matched on the *normalised* code of the nodes inside that function (comments, spacing, quotes
+and line breaks do not matter; ``optimizer.zero_grad()`` matches the statement
+``optimizer.zero_grad()  # clear``). A compound statement is matched by its header
+(``for x, y in loader``, ``with torch.no_grad()``, ``if clip_norm is not None``), an argument by
+its code (``shuffle=True``, ``*val``). A target that matches no place, or several, is a
+``TargetError``; ``every = true`` on a step asks for all of several places on purpose.
+
+Each operator is a small function ``op(site, node, **args)`` that records its edit on the site's
+plan; the plan is applied in one pass, so moves and swaps use the nodes as they were found.
+Every operator is registered in ``OPERATORS``; its docstring's first line reads "before -> after".
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+STATEMENT, EXPRESSION, ARGUMENT = "statement", "expression", "argument"
+POSITIONS = ("before", "after", "first_in", "last_in")
+
+
+class TargetError(ValueError):
+    """A target matched no place or several places, or cannot be read as code."""
+
+
+class OperatorError(ValueError):
+    """An operator cannot apply where its target is (for example, drop_assignment on a call)."""
+
+
+# --------------------------------------------------------------------------- normalised code
+
+
+def _header(stmt: ast.stmt) -> str:
+    for name in ("body", "orelse", "handlers", "finalbody"):
+        if hasattr(stmt, name):
+            setattr(stmt, name, [ast.Pass()] if name == "body" else [])
+    if hasattr(stmt, "decorator_list"):
+        stmt.decorator_list = []
+    return ast.unparse(stmt).splitlines()[0].rstrip().removesuffix(":")
+
+
+def _canonical_statement(code: str) -> str:
+    tree = ast.parse(code)
+    if len(tree.body) != 1:
+        raise SyntaxError("more than one statement")
+    stmt = tree.body[0]
+    if isinstance(stmt, _COMPOUND):
+        return _header(stmt)
+    return ast.unparse(stmt)
+
+
+_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _canonical_expression(code: str) -> str:
+    return ast.unparse(ast.parse(f"(\n{code}\n)", mode="eval"))
+
+
+def _canonical_argument(code: str) -> str:
+    call = ast.parse(f"f(\n{code}\n)", mode="eval").body
+    assert isinstance(call, ast.Call)
+    if len(call.args) + len(call.keywords) != 1:
+        raise SyntaxError("not exactly one argument")
+    return ast.unparse(call)[2:-1]
+
+
+def canonical(code: str, kind: str) -> str:
+    """The normalised form of ``code`` read as a ``kind``; SyntaxError when it is not one."""
+    code = code.strip()
+    if kind == STATEMENT:
+        try:
+            return _canonical_statement(code)
+        except SyntaxError:
+            # a compound statement's header alone: "with torch.no_grad():" or without the colon
+            return _canonical_statement(code.rstrip().removesuffix(":") + ":\n    pass")
+    if kind == EXPRESSION:
+        return _canonical_expression(code)
+    if kind == ARGUMENT:
+        return _canonical_argument(code)
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def target_kind(target: str, kinds: Sequence[str]) -> str:
+    """The first of ``kinds`` the target can be read as."""
+    for kind in kinds:
+        try:
+            canonical(target, kind)
+        except SyntaxError:
+            continue
+        return kind
+    raise TargetError(f"target {target!r} is not valid Python code for a {' or '.join(kinds)}")
+
+
+# --------------------------------------------------------------------------- locating
+
+
+class _Index(cst.CSTVisitor):
+    """Every statement, expression and argument inside one function, and each node's parent."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, cst.CSTNode] = {}
+        self.nodes: dict[str, list[cst.CSTNode]] = {STATEMENT: [], EXPRESSION: [], ARGUMENT: []}
+        self._names_not_expressions: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for child in node.children:
+            self.parent[id(child)] = node
+        if isinstance(node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+            self.nodes[STATEMENT].append(node)
+        elif isinstance(node, cst.Arg):
+            self.nodes[ARGUMENT].append(node)
+            if node.keyword is not None:
+                self._names_not_expressions.add(id(node.keyword))
+        elif isinstance(node, cst.BaseExpression) and id(node) not in self._names_not_expressions:
+            self.nodes[EXPRESSION].append(node)
+        if isinstance(node, cst.Attribute):
+            self._names_not_expressions.add(id(node.attr))
+        elif isinstance(node, cst.Param | cst.FunctionDef | cst.ClassDef):
+            self._names_not_expressions.add(id(node.name))
+        return True
+
+
+@dataclass
+class Plan:
+    """Edits keyed by the identity of the nodes they touch, applied together by ``Site.apply``."""
+
+    replace: dict[int, Any] = field(default_factory=dict)
+    before: dict[int, list[cst.CSTNode]] = field(default_factory=dict)
+    after: dict[int, list[cst.CSTNode]] = field(default_factory=dict)
+    prepend: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    append: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+
+    def touched(self) -> set[int]:
+        return set(self.replace) | set(self.before) | set(self.after) | set(self.prepend) | set(self.append)
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, plan: Plan):
+        super().__init__()
+        self.plan = plan
+        self.touched = plan.touched()
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> Any:
+        key = id(original)
+        plan = self.plan
+        if isinstance(updated, cst.IndentedBlock):
+            body = [*plan.prepend.get(key, ()), *updated.body, *plan.append.get(key, ())]
+            updated = updated.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
+        elif isinstance(updated, cst.Call) and any(id(a) in self.touched for a in original.args):
+            updated = _fix_commas(original, updated)
+        result = plan.replace.get(key, updated)
+        pre, post = plan.before.get(key, []), plan.after.get(key, [])
+        if not pre and not post:
+            return result
+        middle = [] if isinstance(result, cst.RemovalSentinel) else (
+            list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result])
+        return cst.FlattenSentinel([*pre, *middle, *post])
+
+
+def _fix_commas(original: cst.Call, updated: cst.Call) -> cst.Call:
+    """After arguments were removed or added: no stray trailing comma, the closing layout kept."""
+    args = list(updated.args)
+    if not args:
+        return updated
+    last_original = original.args[-1]
+    trailing = last_original.comma
+    fixed = []
+    for i, arg in enumerate(args):
+        if i == len(args) - 1:
+            arg = arg.with_changes(
+                comma=trailing if isinstance(trailing, cst.Comma) else cst.MaybeSentinel.DEFAULT,
+                whitespace_after_arg=last_original.whitespace_after_arg,
+            )
+        elif not isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        fixed.append(arg)
+    # an original argument that is no longer last keeps its comma; one that was last gets ", "
+    return updated.with_changes(args=fixed)
+
+
+class Site:
+    """One function of a module being mutated: finds targets, collects edits, applies them."""
+
+    def __init__(self, module: cst.Module, function: str):
+        self.module = module
+        self.function = function
+        matches = [n for n in module.body if isinstance(n, cst.FunctionDef) and n.name.value == function]
+        if not matches:
+            names = ", ".join(n.name.value for n in module.body if isinstance(n, cst.FunctionDef))
+            raise TargetError(f"no function {function!r} in the reference (it defines: {names})")
+        self.func = matches[0]
+        self.index = _Index()
+        self.func.body.visit(self.index)
+        self.plan = Plan()
+        self._canon: dict[int, str | None] = {}
+        self._positions: Any = None
+
+    # -- reading
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def canonical_of(self, node: cst.CSTNode, kind: str) -> str | None:
+        key = id(node)
+        if key not in self._canon:
+            code = self.code(node)
+            try:
+                if kind == STATEMENT:
+                    if isinstance(node, cst.SimpleStatementLine) and len(node.body) != 1:
+                        raise SyntaxError("several statements on one line")
+                    if isinstance(node, cst.BaseCompoundStatement):
+                        code = self.code(node.with_changes(leading_lines=()))
+                    self._canon[key] = canonical(code, STATEMENT)
+                else:
+                    self._canon[key] = canonical(code, kind)
+            except SyntaxError:
+                self._canon[key] = None
+        return self._canon[key]
+
+    def places(self, kind: str) -> Iterator[tuple[cst.CSTNode, str]]:
+        """Every node of ``kind`` in the function with its normalised code."""
+        for node in self.index.nodes[kind]:
+            text = self.canonical_of(node, kind)
+            if text is not None:
+                yield node, text
+
+    def find_all(self, target: str, kind: str) -> list[cst.CSTNode]:
+        try:
+            wanted = canonical(target, kind)
+        except SyntaxError as exc:
+            raise TargetError(f"target {target!r} is not a valid {kind} ({exc.msg})") from None
+        return [node for node, text in self.places(kind) if text == wanted]
+
+    def find(self, target: str, kind: str, *, every: bool = False) -> list[cst.CSTNode]:
+        """The nodes the target names: exactly one, or (``every``) at least one."""
+        found = self.find_all(target, kind)
+        if not found:
+            raise TargetError(f"target {target!r} matches no {kind} in {self.function}()")
+        if len(found) > 1 and not every:
+            lines = ", ".join(str(self.line_of(n)) for n in found)
+            raise TargetError(
+                f"target {target!r} matches {len(found)} {kind}s in {self.function}() (lines {lines}); "
+                "make it longer so it names one place, or set every = true"
+            )
+        return found
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        """The line where ``node`` starts in the module (1-based)."""
+        if self._positions is None:
+            wrapper = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(cst.metadata.PositionProvider)
+        return self._positions[node].start.line if node in self._positions else 0
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.index.parent.get(id(node))
+
+    def block_of(self, stmt: cst.CSTNode) -> tuple[Sequence[cst.CSTNode], int]:
+        """The statement sequence holding ``stmt``, and its index there."""
+        parent = self.parent(stmt)
+        body = parent.body if isinstance(parent, cst.IndentedBlock) else self.func.body.body
+        for i, node in enumerate(body):
+            if node is stmt:
+                return body, i
+        raise OperatorError("statement is not directly inside a block")
+
+    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        node: cst.CSTNode | None = inner
+        while node is not None:
+            if node is outer:
+                return True
+            node = self.parent(node)
+        return False
+
+    # -- editing
+    def remove(self, node: cst.CSTNode) -> None:
+        self.plan.replace[id(node)] = cst.RemoveFromParent()
+
+    def replace(self, node: cst.CSTNode, new: cst.CSTNode | Sequence[cst.CSTNode]) -> None:
+        if isinstance(new, cst.CSTNode):
+            self.plan.replace[id(node)] = new
+        else:
+            self.plan.replace[id(node)] = cst.FlattenSentinel(list(new)) if new else cst.RemoveFromParent()
+
+    def insert(self, anchor: cst.CSTNode, nodes: Sequence[cst.CSTNode], position: str) -> None:
+        if position not in POSITIONS:
+            raise OperatorError(f"position {position!r}: use one of {', '.join(POSITIONS)}")
+        if position in ("before", "after"):
+            table = self.plan.before if position == "before" else self.plan.after
+            table.setdefault(id(anchor), []).extend(nodes)
+            return
+        body = getattr(anchor, "body", None)
+        if not isinstance(body, cst.IndentedBlock):
+            raise OperatorError(f"position {position!r} needs a block statement (for, if, with, ...) as anchor")
+        table = self.plan.prepend if position == "first_in" else self.plan.append
+        table.setdefault(id(body), []).extend(nodes)
+
+    def apply(self) -> cst.Module:
+        new_func = self.func.visit(_Apply(self.plan))
+        return self.module.deep_replace(self.func, new_func)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _statements(code: str) -> list[cst.BaseStatement]:
+    try:
+        return list(cst.parse_module(code.strip() + "\n").body)
+    except cst.ParserSyntaxError as exc:
+        raise OperatorError(f"replacement {code!r} is not valid Python statements: {exc.message}") from None
+
+
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BaseNumber, cst.BaseString,
+           cst.Tuple, cst.List, cst.Dict, cst.Set)
+
+
+def _expression(code: str) -> cst.BaseExpression:
+    try:
+        expr = cst.parse_expression(code.strip())
+    except cst.ParserSyntaxError as exc:
+        raise OperatorError(f"replacement {code!r} is not a valid Python expression: {exc.message}") from None
+    if not isinstance(expr, _ATOMIC) and not expr.lpar:
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _arguments(code: str) -> list[cst.Arg]:
+    if not code.strip():
+        return []
+    try:
+        call = cst.parse_expression(f"f({code.strip()})")
+    except cst.ParserSyntaxError as exc:
+        raise OperatorError(f"{code!r} is not a valid argument list: {exc.message}") from None
+    assert isinstance(call, cst.Call)
+    return [a.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+            for a in call.args]
+
+
+def _kind(*kinds: str) -> Callable[[Callable], Callable]:
+    """Say what the operator's target is: a statement, an expression or an argument."""
+
+    def deco(fn: Callable) -> Callable:
+        fn.kinds = kinds  # type: ignore[attr-defined]
+        return fn
+
+    return deco
+
+
+# --------------------------------------------------------------------------- the operators
+
+
+@_kind(STATEMENT)
+def delete_statement(site: Site, node: cst.BaseStatement) -> None:
+    """`optimizer.zero_grad()` -> (nothing); its own comment lines go with it."""
+    site.remove(node)
+
+
+@_kind(STATEMENT)
+def replace_statement(site: Site, node: cst.BaseStatement, replacement: str) -> None:
+    """`n_seen += len(y)` -> `n_seen += 1` (one or more statements; an empty replacement deletes)."""
+    new = _statements(replacement)
+    if new and isinstance(node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+        new[0] = new[0].with_changes(leading_lines=node.leading_lines)
+    site.replace(node, new)
+
+
+@_kind(STATEMENT)
+def insert_statement(site: Site, node: cst.BaseStatement, code: str, position: str = "after") -> None:
+    """`a` -> `a; code` (position: before, after, first_in or last_in the target's block)."""
+    site.insert(node, _statements(code), position)
+
+
+@_kind(STATEMENT)
+def move_statement(site: Site, node: cst.BaseStatement, anchor: str, position: str = "after") -> None:
+    """`a; b; c` -> `b; c; a` (moved before/after another statement, or first_in/last_in a block)."""
+    [where] = site.find(anchor, STATEMENT)
+    if site.contains(node, where):
+        raise OperatorError(f"cannot move a statement relative to {anchor!r}, which is inside it")
+    site.remove(node)
+    site.insert(where, [node], position)
+
+
+@_kind(STATEMENT)
+def swap_statements(site: Site, node: cst.BaseStatement) -> None:
+    """`a; b` -> `b; a` (the target and the statement right after it in the same block)."""
+    body, i = site.block_of(node)
+    if i + 1 >= len(body):
+        raise OperatorError("the target is the last statement of its block: nothing follows it to swap with")
+    nxt = body[i + 1]
+    site.replace(node, nxt)
+    site.replace(nxt, node)
+
+
+@_kind(STATEMENT)
+def unwrap_with(site: Site, node: cst.BaseStatement) -> None:
+    """`with torch.no_grad(): body` -> `body` (the block's statements replace it, one level out)."""
+    if not isinstance(node, cst.With):
+        raise OperatorError(f"unwrap_with needs a `with` statement, got {type(node).__name__}")
+    if not isinstance(node.body, cst.IndentedBlock):
+        raise OperatorError("unwrap_with needs a `with` block on its own lines")
+    site.replace(node, list(node.body.body))
+
+
+@_kind(STATEMENT)
+def drop_assignment(site: Site, node: cst.BaseStatement) -> None:
+    """`x = x.to(device)` -> `x.to(device)` (the value is computed, then thrown away)."""
+    small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
+    if not isinstance(small, cst.Assign | cst.AnnAssign | cst.AugAssign) or small.value is None:
+        raise OperatorError(f"drop_assignment needs an assignment with a value, got {site.code(node).strip()!r}")
+    site.replace(node, node.with_changes(body=[cst.Expr(small.value)]))
+
+
+@_kind(EXPRESSION, ARGUMENT)
+def replace_expression(site: Site, node: cst.CSTNode, replacement: str) -> None:
+    """`logits.argmax(dim=1)` -> `logits.argmax()`; an argument `shuffle=True` -> `shuffle=False`."""
+    if isinstance(node, cst.Arg):
+        site.replace(node, _arguments(replacement))
+    else:
+        site.replace(node, _expression(replacement))
+
+
+@_kind(EXPRESSION)
+def remove_call(site: Site, node: cst.BaseExpression) -> None:
+    """`model.train()` -> `model.train` (the method is named, never called)."""
+    if not isinstance(node, cst.Call):
+        raise OperatorError(f"remove_call needs a call, got {site.code(node).strip()!r}")
+    site.replace(node, node.func.with_changes(lpar=node.lpar, rpar=node.rpar))
+
+
+@_kind(EXPRESSION)
+def drop_method_call(site: Site, node: cst.BaseExpression) -> None:
+    """`loss.item()` -> `loss` (the object itself instead of what the method returns)."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        raise OperatorError(f"drop_method_call needs a method call obj.name(...), got {site.code(node).strip()!r}")
+    site.replace(node, node.func.value)
+
+
+@_kind(ARGUMENT)
+def remove_argument(site: Site, node: cst.Arg) -> None:
+    """`DataLoader(ds, shuffle=True, generator=g)` -> `DataLoader(ds, shuffle=True)`."""
+    site.remove(node)
+
+
+@_kind(ARGUMENT)
+def insert_argument(site: Site, node: cst.Arg, argument: str, position: str = "after") -> None:
+    """`DataLoader(ds, shuffle=True)` -> `DataLoader(ds, shuffle=True, drop_last=True)`."""
+    if position not in ("before", "after"):
+        raise OperatorError(f"insert_argument position {position!r}: use before or after")
+    site.insert(node, _arguments(argument), position)
+
+
+OPERATORS: dict[str, Callable[..., None]] = {
+    "delete_statement": delete_statement,
+    "replace_statement": replace_statement,
+    "insert_statement": insert_statement,
+    "move_statement": move_statement,
+    "swap_statements": swap_statements,
+    "unwrap_with": unwrap_with,
+    "drop_assignment": drop_assignment,
+    "replace_expression": replace_expression,
+    "remove_call": remove_call,
+    "drop_method_call": drop_method_call,
+    "remove_argument": remove_argument,
+    "insert_argument": insert_argument,
+}
+"""Every operator, by the name mutant files use."""
+
+
+def operator_params(name: str) -> tuple[list[str], list[str]]:
+    """(required, optional) argument names an operator takes besides its target."""
+    sig = inspect.signature(OPERATORS[name])
+    params = list(sig.parameters.values())[2:]
+    required = [p.name for p in params if p.default is inspect.Parameter.empty]
+    optional = [p.name for p in params if p.default is not inspect.Parameter.empty]
+    return required, optional
+
+
+def describe(name: str) -> str:
+    """The operator's one-line 'before -> after'."""
+    return (OPERATORS[name].__doc__ or "").strip().splitlines()[0]
+
+
+def apply_step(module: cst.Module, operator: str, function: str, target: str, *, every: bool = False,
+               **args: Any) -> cst.Module:
+    """Apply one operator at the place(s) ``target`` names inside ``function``; the new module."""
+    if operator not in OPERATORS:
+        raise OperatorError(f"unknown operator {operator!r} (known: {', '.join(OPERATORS)})")
+    op = OPERATORS[operator]
+    site = Site(module, function)
+    kind = target_kind(target, op.kinds)  # type: ignore[attr-defined]
+    for node in site.find(target, kind, every=every):
+        op(site, node, **args)
+    return site.apply()

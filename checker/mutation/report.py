@@ -1,0 +1,328 @@
+"""What `kata mutants verify` shows and writes: the kill matrix on a terminal, Stryker's JSON, an HTML page.
+
+The JSON follows Stryker's mutation-testing-report-schema, version 2 (the mutated file is the
+reference, each mutant one entry; the checks are the "tests"), so any tool that reads Stryker
+reports (mutation-testing-elements, dashboards) reads ours.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from checker.mutation.verify import (
+    COMPILE_ERROR, IGNORED, KILLED, REFERENCE_NAME, RUNTIME_ERROR, SURVIVED, TIMEOUT, MutantResult,
+    Verification, change_span, unified_diff,
+)
+
+SCHEMA_URL = "https://git.io/mutation-testing-schema"
+THRESHOLDS = {"high": 100, "low": 90}
+"""Every mutant must die: anything under 100 is a gap; under 90 the battery is badly broken."""
+
+# one glyph per cell, readable without colour
+DECLARED_KILL, EXTRA_KILL, MISSED, PASSES = "●", "○", "✗", "·"
+LEGEND = (
+    f"{DECLARED_KILL} killed by a declared check   {EXTRA_KILL} killed by another check too   "
+    f"{MISSED} declared check did not kill it   {PASSES} passes   E/T: by an error/timeout"
+)
+_STATUS_STYLE = {KILLED: "green", TIMEOUT: "green", SURVIVED: "bold red", RUNTIME_ERROR: "bold red",
+                 COMPILE_ERROR: "bold red", IGNORED: "dim"}
+
+
+def cell(result: MutantResult, cid: str) -> tuple[str, str]:
+    """(glyph, rich style) of one matrix cell."""
+    status = result.checks.get(cid)
+    declared = cid in result.mutant.killed_by
+    if status is None:
+        return (MISSED, "bold red") if declared and result.status not in (IGNORED,) else (" ", "")
+    if status == "pass":
+        return (MISSED, "bold red") if declared else (PASSES, "dim")
+    glyph = {"error": "E", "timeout": "T"}.get(status, DECLARED_KILL if declared else EXTRA_KILL)
+    return glyph, "green" if declared else "yellow"
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+def render_terminal(v: Verification, out) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    ref = v.reference
+    table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False)
+    table.add_column("mutant", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for i, _ in enumerate(v.check_ids, start=1):
+        table.add_column(str(i), justify="center", no_wrap=True)
+    seeds = len(ref.seeds)
+    ref_cells = []
+    for cid in v.check_ids:
+        statuses = ref.verdicts.get(cid, [])
+        if not statuses:
+            ref_cells.append("[red]?[/]")
+        elif all(s == "pass" for s in statuses):
+            ref_cells.append("[green]✓[/]")
+        else:
+            ref_cells.append("[bold red]~[/]" if cid in ref.flaky else "[bold red]✗[/]")
+    ref_status = "[green]passes[/]" if ref.passed else "[bold red]FAILS[/]"
+    table.add_row(f"[bold]reference[/] ×{seeds} seed{'s' if seeds > 1 else ''}", ref_status, *ref_cells)
+    for r in v.results:
+        cells = []
+        for cid in v.check_ids:
+            glyph, style = cell(r, cid)
+            cells.append(f"[{style}]{glyph}[/]" if style else glyph)
+        style = _STATUS_STYLE.get(r.status, "")
+        flag = "" if not r.missing and not r.unknown else " [bold red]![/]"
+        table.add_row(escape(r.mutant.id), f"[{style}]{r.status}[/]{flag}", *cells)
+    kills = [sum(r.checks.get(c, "pass") != "pass" for r in v.results) for c in v.check_ids]
+    table.add_row("[dim]kills per check[/]", "", *(f"[dim]{k}[/]" for k in kills))
+    out.print(table)
+    out.print(f"[dim]{LEGEND}[/]")
+    width = max((len(c) for c in v.check_ids), default=0)
+    columns = [f"{i:>2} {c:<{width}}" for i, c in enumerate(v.check_ids, start=1)]
+    per_line = max(1, 100 // (width + 5))
+    for start in range(0, len(columns), per_line):
+        out.print("[dim]" + "  ".join(columns[start:start + per_line]) + "[/]")
+    out.print()
+    if ref.error:
+        out.print(f"[bold red]the reference cannot be graded:[/] {escape(ref.error)}")
+    elif ref.passed:
+        out.print(f"[green]reference passes all {len(v.check_ids)} checks under {seeds} seed(s)[/]"
+                  + ("" if not ref.flaky else f" [yellow](flaky: {', '.join(ref.flaky)})[/]"))
+    counts = ", ".join(f"{v.count(s)} {s.lower()}" for s in (KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR,
+                                                                COMPILE_ERROR, IGNORED) if v.count(s))
+    colour = "green" if v.score == 100.0 and not v.problems else "bold red"
+    out.print(f"[{colour}]mutation score {v.score:.1f}%[/] ({v.detected}/{v.valid} detected; {counts}) "
+              f"in {v.seconds.get('total', 0.0):.1f} s")
+    idle = v.idle_checks
+    if idle:
+        out.print(f"[yellow]checks that kill nothing:[/] {', '.join(idle)}")
+    extras = [(r.mutant.id, r.extra) for r in v.results if r.extra]
+    if extras:
+        out.print("[dim]also killed by undeclared checks:[/]")
+        for mid, extra in extras:
+            out.print(f"[dim]  {mid}: {', '.join(extra)}[/]")
+    problems = v.problems
+    if problems:
+        out.print(f"[bold red]{len(problems)} problem(s):[/]")
+        for line in problems:
+            out.print(f"  [red]-[/] {escape(line)}")
+    else:
+        out.print("[bold green]every mutant is killed by its declared checks[/]")
+
+
+# --------------------------------------------------------------------------- Stryker JSON
+
+
+def _check_tests(check_ids: list[str]) -> dict[str, Any]:
+    """The checks as Stryker 'tests', grouped by the module that defines them."""
+    from checker.checks import REGISTRY
+
+    root = Path(__file__).resolve().parents[2]
+    files: dict[str, Any] = {}
+    for cid in check_ids:
+        chk = REGISTRY[cid]
+        fn = inspect.unwrap(chk.measure)
+        test: dict[str, Any] = {"id": cid, "name": f"{cid}: {chk.title.render('en')}"}
+        try:
+            path = Path(inspect.getsourcefile(fn) or "").resolve()
+            line = inspect.getsourcelines(fn)[1]
+            key = str(path.relative_to(root)) if path.is_relative_to(root) else path.name
+            test["location"] = {"start": {"line": max(line, 1), "column": 1}}
+        except (OSError, TypeError):
+            key = "checker/checks"
+        files.setdefault(key, {"tests": []})["tests"].append(test)
+    return files
+
+
+def _mutant_entry(v: Verification, r: MutantResult) -> dict[str, Any]:
+    m = r.mutant
+    entry: dict[str, Any] = {"id": m.id, "mutatorName": m.operator, "status": r.status}
+    if r.source is not None:
+        entry["location"], entry["replacement"] = change_span(v.reference_source, r.source)
+    else:
+        entry["location"] = {"start": {"line": 1, "column": 1}, "end": {"line": 1, "column": 1}}
+    entry["description"] = f"{m.title}. {m.description} Documented in: {m.documented_in}"
+    reason = r.reason
+    if r.missing and r.status not in (SURVIVED,):
+        reason += f"\nnot killed by declared {', '.join(r.missing)}"
+    if reason:
+        entry["statusReason"] = reason
+    if r.checks:
+        entry["killedBy"] = r.killers
+        entry["coveredBy"] = list(r.checks)  # no coverage analysis: every check runs on every mutant
+        entry["testsCompleted"] = len(r.checks)
+        entry["duration"] = round(r.seconds * 1000, 1)
+    return entry
+
+
+def stryker_report(v: Verification) -> dict[str, Any]:
+    from checker import __version__
+
+    versions = {}
+    for name in ("torch", "libcst", "sklearn"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__version__", None):
+            versions[name] = str(module.__version__)
+    return {
+        "$schema": SCHEMA_URL,
+        "schemaVersion": "2",
+        "thresholds": dict(THRESHOLDS),
+        "projectRoot": str(Path(__file__).resolve().parents[2]),
+        "files": {
+            REFERENCE_NAME: {
+                "language": "python",
+                "source": v.reference_source,
+                "mutants": [_mutant_entry(v, r) for r in v.results],
+            }
+        },
+        "testFiles": _check_tests(v.check_ids),
+        "performance": {k: round(v.seconds.get(k, 0.0) * 1000, 1) for k in ("setup", "initialRun", "mutation")},
+        "framework": {"name": "kata mutants verify", "version": __version__, "dependencies": versions},
+        "system": {
+            "ci": bool(os.environ.get("CI")),
+            "os": {"platform": sys.platform, "description": platform.platform()},
+            "cpu": {"logicalCores": os.cpu_count() or 1},
+        },
+        "config": {
+            **v.config,
+            "reference": {"seeds": v.reference.seeds, "passed": v.reference.passed,
+                          "failing": v.reference.failing, "flaky": v.reference.flaky},
+            "declared": {r.mutant.id: list(r.mutant.killed_by) for r in v.results},
+        },
+    }
+
+
+def write_json(v: Verification, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(stryker_report(v), indent=2) + "\n", encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
+.summary{display:flex;gap:14px;flex-wrap:wrap;margin:12px 0 18px}
+.card{border:1px solid #d9dde5;border-radius:8px;padding:8px 14px;min-width:120px}
+.card b{display:block;font-size:22px}.ok{color:#11813a}.bad{color:#c0262d}.warn{color:#a86500}.dim{color:#7a8190}
+table.matrix{border-collapse:collapse;font-size:13px}
+.matrix th,.matrix td{border:1px solid #e3e6ec;padding:2px 5px;text-align:center}
+.matrix th.check{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;font-weight:500;padding:6px 2px}
+.matrix td.name{text-align:left;white-space:nowrap;font-family:ui-monospace,Menlo,Consolas,monospace}
+.matrix td.name a{color:inherit;text-decoration:none}
+.matrix tr.ref td{background:#f3f7f3}
+.c-declared{background:#cdebd6;color:#0c5a28}.c-extra{background:#fbefc9;color:#7a5300}
+.c-missed{background:#f8c9cc;color:#8f141b;font-weight:700}.c-pass{color:#b3b8c2}
+.st-Killed,.st-Timeout{color:#11813a}.st-Survived,.st-RuntimeError,.st-CompileError{color:#c0262d;font-weight:700}
+.st-Ignored{color:#7a8190}
+.legend span{display:inline-block;padding:0 6px;margin-right:8px;border-radius:3px}
+.mutant{border:1px solid #e3e6ec;border-radius:8px;padding:10px 14px;margin:10px 0}
+.mutant h3{margin:0 0 4px;font-size:15px}.meta{color:#4a5262;font-size:13px}
+pre.diff{background:#f7f8fa;padding:8px;overflow-x:auto;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
+pre.diff .add{background:#e3f6e8;color:#0c5a28;display:block}pre.diff .del{background:#fde8ea;color:#8f141b;display:block}
+pre.diff .hunk{color:#5661a8;display:block}
+ul.problems li{color:#c0262d}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _diff_html(lines: list[str]) -> str:
+    out = []
+    for line in lines[2:]:
+        cls = "add" if line.startswith("+") else "del" if line.startswith("-") else "hunk" if line.startswith("@@") else ""
+        out.append(f'<span class="{cls}">{_e(line)}</span>' if cls else _e(line) + "\n")
+    return "".join(out)
+
+
+def render_html(v: Verification) -> str:
+    """A self-contained page: inline CSS, no script, no network."""
+    from checker.checks import REGISTRY
+
+    ref = v.reference
+    score_cls = "ok" if v.score == 100.0 and not v.problems else "bad"
+    cards = [
+        ("mutation score", f"{v.score:.1f}%", score_cls),
+        ("killed", v.count(KILLED) + v.count(TIMEOUT), "ok"),
+        ("survived", v.count(SURVIVED), "bad" if v.count(SURVIVED) else "ok"),
+        ("errors", v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR),
+         "bad" if v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR) else "ok"),
+        ("ignored", v.count(IGNORED), "dim"),
+        ("reference", f"{'passes' if ref.passed else 'FAILS'} ×{len(ref.seeds)}", "ok" if ref.passed else "bad"),
+    ]
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>",
+        "<title>kata mutants verify</title><style>", _CSS, "</style></head><body>",
+        "<h1>kata mutants verify</h1>",
+        f"<div class='dim'>{len(v.results)} mutants of {_e(REFERENCE_NAME)} against {len(v.check_ids)} checks, "
+        f"{v.seconds.get('total', 0.0):.1f} s</div>",
+        "<div class='summary'>",
+        *(f"<div class='card'><span class='dim'>{_e(k)}</span><b class='{c}'>{_e(val)}</b></div>"
+          for k, val, c in cards),
+        "</div>",
+    ]
+    problems = v.problems
+    if problems:
+        parts.append(f"<h2 class='bad'>{len(problems)} problem(s)</h2><ul class='problems'>")
+        parts += [f"<li>{_e(p)}</li>" for p in problems]
+        parts.append("</ul>")
+    parts.append("<h2>Kill matrix</h2><table class='matrix'><thead><tr><th>mutant</th><th>status</th>")
+    for cid in v.check_ids:
+        title = REGISTRY[cid].title.render("en") if cid in REGISTRY else cid
+        parts.append(f"<th class='check' title='{_e(title)}'>{_e(cid)}</th>")
+    parts.append("</tr></thead><tbody><tr class='ref'><td class='name'>reference</td>"
+                 f"<td class='{'ok' if ref.passed else 'bad'}'>{'passes' if ref.passed else 'FAILS'}</td>")
+    for cid in v.check_ids:
+        statuses = ref.verdicts.get(cid, [])
+        good = statuses and all(s == "pass" for s in statuses)
+        parts.append(f"<td class='{'c-pass' if good else 'c-missed'}'>{'✓' if good else '✗'}</td>")
+    parts.append("</tr>")
+    for r in v.results:
+        parts.append(f"<tr><td class='name'><a href='#m-{_e(r.mutant.id)}'>{_e(r.mutant.id)}</a></td>"
+                     f"<td class='st-{_e(r.status)}'>{_e(r.status)}</td>")
+        for cid in v.check_ids:
+            glyph, style = cell(r, cid)
+            cls = {"green": "c-declared", "yellow": "c-extra", "bold red": "c-missed", "dim": "c-pass"}.get(style, "")
+            status = r.checks.get(cid, "not run")
+            parts.append(f"<td class='{cls}' title='{_e(r.mutant.id)} × {_e(cid)}: {_e(status)}'>{_e(glyph)}</td>")
+        parts.append("</tr>")
+    kills = [sum(r.checks.get(c, "pass") != "pass" for r in v.results) for c in v.check_ids]
+    parts.append("<tr><td class='name dim'>kills per check</td><td></td>"
+                 + "".join(f"<td class='{'bad' if k == 0 else 'dim'}'>{k}</td>" for k in kills) + "</tr>")
+    parts.append("</tbody></table>")
+    parts.append("<p class='legend'><span class='c-declared'>●</span>killed by a declared check "
+                 "<span class='c-extra'>○</span>killed by another check too "
+                 "<span class='c-missed'>✗</span>a declared check did not kill it "
+                 "<span class='c-pass'>·</span>passes; E / T: killed by an error / a timeout</p>")
+    idle = v.idle_checks
+    if idle:
+        parts.append(f"<p class='warn'>Checks that kill nothing: {_e(', '.join(idle))}</p>")
+    parts.append("<h2>Mutants</h2>")
+    for r in v.results:
+        m = r.mutant
+        parts.append(f"<div class='mutant' id='m-{_e(m.id)}'><h3>{_e(m.id)} "
+                     f"<span class='st-{_e(r.status)}'>{_e(r.status)}</span></h3>")
+        parts.append(f"<div><b>{_e(m.title)}</b>. {_e(m.description)}</div>")
+        parts.append(f"<div class='meta'>operator: {_e(m.operator)} · declared killers: "
+                     f"{_e(', '.join(m.killed_by))} · killed by: {_e(', '.join(r.killers) or 'nothing')}</div>")
+        parts.append(f"<div class='meta'>documented in: {_e(m.documented_in)}</div>")
+        if r.reason:
+            parts.append(f"<div class='meta'>{_e(r.reason)}</div>")
+        if r.source is not None:
+            parts.append(f"<pre class='diff'>{_diff_html(unified_diff(v.reference_source, r.source, m.id))}</pre>")
+        parts.append("</div>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def write_html(v: Verification, path: str | Path) -> None:
+    Path(path).write_text(render_html(v), encoding="utf-8")

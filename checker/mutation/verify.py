@@ -1,0 +1,320 @@
+"""`kata mutants verify`: the reference and every mutant through the whole battery, in one warm parent.
+
+The reference runs first under several global seeds (a check whose verdict on the reference changes
+between seeds is *flaky*); then every mutant. All of them go to ``checker.grading.grade`` in ONE call:
+the parent has imported torch once, and each submission runs in its own forked child, two at a time.
+
+A mutant's status follows Stryker's vocabulary:
+- Killed: some check fails (or raises) on it; Timeout: none fails but one ran out of time;
+- Survived: every check passes: a gap in the battery, or a mutant that changes nothing;
+- RuntimeError: the mutated file cannot be graded at all (import error, protocol broken);
+- CompileError: the mutant cannot be built (its target matches no place, or the result does not compile);
+- Ignored: declared ``equivalent`` in its file, with the reason; it is not run.
+
+Beyond its status, each mutant must be killed by *every* check it declares in ``killed_by``; a kill by
+another check is reported as an extra, not a fault.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.mutation import Mutant, MutantError, apply, load_mutants, reference_source
+
+KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED = (
+    "Killed", "Survived", "Timeout", "RuntimeError", "CompileError", "Ignored")
+STATUSES = (KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED)
+REFERENCE_NAME = "solutions/loop.py"
+SEED_SUFFIX = """
+
+# kata mutants verify: the same reference, imported with every global RNG seeded with {seed}
+seed_everything({seed})
+"""
+
+
+@dataclass
+class MutantResult:
+    mutant: Mutant
+    status: str
+    reason: str = ""
+    source: str | None = None
+    checks: dict[str, str] = field(default_factory=dict)
+    """Check id -> pass/fail/error/timeout, for every check that ran."""
+    messages: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def killers(self) -> list[str]:
+        return [c for c, s in self.checks.items() if s != "pass"]
+
+    @property
+    def missing(self) -> list[str]:
+        """Declared killers that did not kill it (or are not in the battery)."""
+        if self.status in (IGNORED, COMPILE_ERROR, RUNTIME_ERROR):
+            return []
+        return [c for c in self.mutant.killed_by if self.checks.get(c, "pass") == "pass"]
+
+    @property
+    def unknown(self) -> list[str]:
+        """Declared killers that are not checks of the battery that ran."""
+        if not self.checks:
+            return []
+        return [c for c in self.mutant.killed_by if c not in self.checks]
+
+    @property
+    def extra(self) -> list[str]:
+        """Checks that kill it without being declared."""
+        return [c for c in self.killers if c not in self.mutant.killed_by]
+
+
+@dataclass
+class ReferenceResult:
+    seeds: list[int]
+    verdicts: dict[str, list[str]] = field(default_factory=dict)
+    """Check id -> its status under each seed, in ``seeds`` order."""
+    messages: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def failing(self) -> list[str]:
+        return [c for c, v in self.verdicts.items() if any(s != "pass" for s in v)]
+
+    @property
+    def flaky(self) -> list[str]:
+        return [c for c, v in self.verdicts.items() if len(set(v)) > 1]
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and bool(self.verdicts) and not self.failing
+
+
+@dataclass
+class Verification:
+    reference: ReferenceResult
+    results: list[MutantResult]
+    check_ids: list[str]
+    reference_source: str
+    seconds: dict[str, float] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.results)
+
+    @property
+    def detected(self) -> int:
+        return self.count(KILLED) + self.count(TIMEOUT)
+
+    @property
+    def valid(self) -> int:
+        return self.detected + self.count(SURVIVED)
+
+    @property
+    def score(self) -> float:
+        """Stryker's mutation score: detected / (detected + survived), in percent."""
+        return 100.0 * self.detected / self.valid if self.valid else 0.0
+
+    @property
+    def idle_checks(self) -> list[str]:
+        """Checks that kill no mutant."""
+        return [c for c in self.check_ids if not any(r.checks.get(c, "pass") != "pass" for r in self.results)]
+
+    @property
+    def problems(self) -> list[str]:
+        """Everything that makes verify exit 1, one line each."""
+        out = []
+        ref = self.reference
+        if ref.error:
+            out.append(f"the reference cannot be graded: {ref.error}")
+        for cid in ref.failing:
+            seeds = [str(s) for s, v in zip(ref.seeds, ref.verdicts[cid], strict=True) if v != "pass"]
+            what = "flaky on the reference" if cid in ref.flaky else "fails on the reference"
+            out.append(f"{cid} {what} (seed {', '.join(seeds)}): {ref.messages.get(cid, '')}".rstrip(": "))
+        for r in self.results:
+            mid = r.mutant.id
+            if r.status == SURVIVED:
+                out.append(f"{mid} survived: every check passes on it (declared killer: {', '.join(r.mutant.killed_by)})")
+            elif r.status in (RUNTIME_ERROR, COMPILE_ERROR):
+                out.append(f"{mid}: {r.status}: {r.reason}")
+            else:
+                unknown = r.unknown
+                if unknown:
+                    out.append(f"{mid}: declared killer(s) {', '.join(unknown)} are not in the battery")
+                missing = [c for c in r.missing if c not in unknown]
+                if missing and r.status != SURVIVED:
+                    out.append(f"{mid}: not killed by declared {', '.join(missing)}"
+                               + (f" (killed by {', '.join(r.killers)} instead)" if r.killers else ""))
+        return out
+
+    @property
+    def survivors(self) -> list[str]:
+        return [r.mutant.id for r in self.results if r.status == SURVIVED]
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if not self.problems else 1
+
+
+class VerifyProblem(ValueError):
+    """A bad request (unknown mutant id, bad mutants folder): the CLI turns it into exit 2."""
+
+
+# --------------------------------------------------------------------------- running
+
+
+def seeded_reference(source: str, seed: int) -> str:
+    """The reference to run under global seed ``seed`` (seed 0: the reference as it is)."""
+    return source if seed == 0 else source.rstrip("\n") + SEED_SUFFIX.format(seed=seed)
+
+
+def build_sources(mutants: Sequence[Mutant], reference: str) -> list[MutantResult]:
+    """Apply every mutant; the ones that cannot be built or are declared equivalent are settled here."""
+    results = []
+    for m in mutants:
+        try:
+            source = apply(m, reference)
+        except MutantError as exc:
+            results.append(MutantResult(m, COMPILE_ERROR, str(exc)))
+            continue
+        if m.equivalent:
+            results.append(MutantResult(m, IGNORED, f"declared equivalent: {m.equivalent}", source))
+        else:
+            results.append(MutantResult(m, "Pending", source=source))
+    return results
+
+
+def settle(result: MutantResult, report) -> None:
+    """Turn a grading report into the mutant's status."""
+    if report.error is not None:
+        result.status, result.reason = RUNTIME_ERROR, f"{report.error_kind}: {report.error}"
+        return
+    result.checks = {c.id: c.status for c in report.checks}
+    result.messages = {c.id: c.message for c in report.checks}
+    result.seconds = sum(c.seconds for c in report.checks)
+    killers = result.killers
+    if any(result.checks[c] in ("fail", "error") for c in killers):
+        result.status = KILLED
+    elif killers:
+        result.status = TIMEOUT
+    else:
+        result.status = SURVIVED
+    declared = [c for c in killers if c in result.mutant.killed_by] or killers
+    if result.status == SURVIVED:
+        result.reason = "every check passes on this mutant"
+    else:
+        result.reason = "\n".join(f"{c}: {result.messages.get(c, '').splitlines()[0] if result.messages.get(c) else ''}"
+                                  for c in declared)
+
+
+def run_verify(
+    *,
+    mutants_dir: str | Path | None = None,
+    only: Sequence[str] = (),
+    seeds: int = 3,
+    lab=None,
+    lang: str = "en",
+    reference: str | None = None,
+    check_ids: Sequence[str] | None = None,
+    on_check: Callable[[str, str, str], None] | None = None,
+    on_done: Callable[[str, str], None] | None = None,
+    mutants: Sequence[Mutant] | None = None,
+) -> Verification:
+    """Grade the reference (under ``seeds`` global seeds) and the chosen mutants in one ``grade()`` call.
+
+    The mutants are ``mutants`` when given, else the files in ``mutants_dir`` (all, or those in ``only``).
+
+    ``on_check(name, check_id, status)`` is called as each check finishes; ``on_done(name, status)``
+    as each submission finishes (name: the mutant id, or "reference (seed N)").
+    """
+    from checker.checks import ordered_ids
+    from checker.grading import Submission, grade
+
+    started = time.perf_counter()
+    if seeds < 1:
+        raise VerifyProblem("--seeds must be at least 1")
+    catalogue = {m.id: m for m in mutants} if mutants is not None else load_mutants(mutants_dir)
+    unknown = [i for i in only if i not in catalogue]
+    if unknown:
+        raise VerifyProblem(f"unknown mutant id(s): {', '.join(unknown)} (see `kata mutants list`)")
+    chosen = [catalogue[i] for i in (only or catalogue)]
+    ref_source = reference if reference is not None else reference_source()
+    ids = ordered_ids(check_ids, device=getattr(lab, "device", "cpu"))
+    results = build_sources(chosen, ref_source)
+    setup = time.perf_counter() - started
+
+    if lab is None:
+        from checker.lab import Lab
+        from checker.setting import import_heavy
+
+        import_heavy()
+        lab = Lab().prepare()
+
+    ref_names = [REFERENCE_NAME if s == 0 else f"{REFERENCE_NAME} (seed {s})" for s in range(seeds)]
+    subs = [Submission(seeded_reference(ref_source, s), ref_names[s]) for s in range(seeds)]
+    pending = [r for r in results if r.status == "Pending"]
+    subs += [Submission(r.source, f"mutants/{r.mutant.id}.py") for r in pending]
+    names = {id(s): (ref_names[i] if i < seeds else pending[i - seeds].mutant.id) for i, s in enumerate(subs)}
+    by_file = {s.filename: names[id(s)] for s in subs}
+
+    def _on_check(sub, res) -> None:
+        if on_check:
+            on_check(names[id(sub)], res.id, res.status)
+
+    def _on_report(report) -> None:
+        if on_done:
+            status = "pass" if report.passed else ("error" if report.error else "fail")
+            on_done(by_file[report.file], status)
+
+    graded_at = time.perf_counter()
+    reports = grade(subs, lab, check_ids=ids, workers=2, split=1, lang=lang,
+                    on_check=_on_check, on_report=_on_report)
+    graded = time.perf_counter() - graded_at
+
+    ref = ReferenceResult(seeds=list(range(seeds)))
+    for report in reports[:seeds]:
+        if report.error is not None and ref.error is None:
+            ref.error = f"{report.error_kind}: {report.error}"
+        for c in report.checks:
+            ref.verdicts.setdefault(c.id, []).append(c.status)
+            if c.status != "pass":
+                ref.messages.setdefault(c.id, c.message.splitlines()[0] if c.message else "")
+    for r, report in zip(pending, reports[seeds:], strict=True):
+        settle(r, report)
+    ref_seconds = sum(c.seconds for rep in reports[:seeds] for c in rep.checks)
+    mut_seconds = sum(c.seconds for rep in reports[seeds:] for c in rep.checks)
+    share = ref_seconds / (ref_seconds + mut_seconds) if ref_seconds + mut_seconds else 0.0
+    return Verification(
+        reference=ref, results=results, check_ids=ids, reference_source=ref_source,
+        seconds={"setup": setup, "initialRun": graded * share, "mutation": graded * (1 - share),
+                 "total": time.perf_counter() - started},
+        config={"seeds": seeds, "only": list(only), "checks": ids, "workers": 2},
+    )
+
+
+# --------------------------------------------------------------------------- diffs and locations
+
+
+def unified_diff(reference: str, mutated: str, name: str) -> list[str]:
+    return list(difflib.unified_diff(
+        reference.splitlines(), mutated.splitlines(), f"a/{REFERENCE_NAME}", f"b/{REFERENCE_NAME} ({name})",
+        lineterm="", n=2,
+    ))
+
+
+def change_span(reference: str, mutated: str) -> tuple[dict, str]:
+    """Stryker location (1-based, end exclusive) of the changed lines, and what replaces them."""
+    a = reference.splitlines(keepends=True)
+    b = mutated.splitlines(keepends=True)
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return {"start": {"line": 1, "column": 1}, "end": {"line": 1, "column": 1}}, ""
+    i1, i2, j1, j2 = ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]
+    start = {"line": i1 + 1, "column": 1}
+    if i2 == i1:  # a pure insertion before line i1 + 1
+        return {"start": start, "end": dict(start)}, "".join(b[j1:j2])
+    end = {"line": i2, "column": len(a[i2 - 1].rstrip("\r\n")) + 1}
+    return {"start": start, "end": end}, "".join(b[j1:j2]).rstrip("\r\n")

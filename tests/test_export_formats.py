@@ -1,0 +1,218 @@
+"""`--format gradescope` and `--format junit`: validated against the documented shapes.
+
+Gradescope: a JSON Schema written from the autograder specification (tests/data). JUnit: the
+structure Jenkins' xUnit plugin schema (junit-10.xsd) and GitLab/GitHub reporters accept, checked
+element by element with xml.etree.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from checker.cli import main
+from checker.formats import render_gradescope, render_junit
+from checker.grading import CheckResult, Report
+from tests.conftest import REFERENCE
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "gradescope_results.schema.json").read_text())
+LEARNER_OUTPUT = "epoch 1 \x1b[31mloss\x1b[0m <b>&amp; 0.5\x00\x07 done\n"
+
+
+def mixed_report() -> Report:
+    checks = [
+        CheckResult("steps.overfit", "steps", "overfit 8 examples", "pass", "all 8 right",
+                    {"loss": 0.01}, 1.25),
+        CheckResult("steps.fresh_grads", "steps", "fresh gradients", "fail",
+                    "at step 2 the gradient was the sum of 2 batches\nexpected only the current batch's",
+                    {}, 0.5),
+        CheckResult("schedule.step", "schedule", "StepLR", "error",
+                    "the check stopped because your loop raised an error:\nZeroDivisionError", {}, 0.1),
+        CheckResult("memory.graphs", "memory", "no graph kept", "timeout", "did not finish within 30 s",
+                    {}, 30.0),
+    ]
+    return Report(file="sub/loop.py", checks=checks, output=LEARNER_OUTPUT, output_dropped=1234)
+
+
+def ungradable_report() -> Report:
+    return Report(file="sub/broken.py", error_kind="syntax",
+                  error="sub/broken.py:3:9: syntax error: expected ':'\n    def f()\n           ^")
+
+
+# --- Gradescope ----------------------------------------------------------------------------------
+
+def test_the_schema_itself_rejects_what_the_spec_does_not_allow():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    assert validator.is_valid({"score": 1, "tests": [{"name": "a", "status": "passed"}]})
+    assert not validator.is_valid({"tests": [{"name": "a", "status": "error"}]})  # status is passed/failed
+    assert not validator.is_valid({"tests": [{"name": "a"}]})  # no score anywhere
+    assert not validator.is_valid({"score": 1, "tests": [{"max_points": 1}]})  # unknown key
+
+
+def test_gradescope_results_follow_the_spec_one_test_per_check():
+    report = mixed_report()
+    data = json.loads(render_gradescope(report))
+    jsonschema.validate(data, SCHEMA)
+    assert data["score"] == 1.0
+    assert [t["status"] for t in data["tests"]] == ["passed", "failed", "failed", "failed"]
+    assert [t["score"] for t in data["tests"]] == [1.0, 0.0, 0.0, 0.0]
+    assert all(t["max_score"] == 1.0 for t in data["tests"])
+    assert data["tests"][0]["name"] == "steps.overfit: overfit 8 examples"
+    assert data["tests"][1]["output"].startswith("at step 2 the gradient was the sum of 2 batches")
+    assert "could not finish: an error" in data["tests"][2]["output"]
+    assert "could not finish: out of time" in data["tests"][3]["output"]
+    assert data["tests"][3]["tags"] == ["memory"]
+    assert data["output"].startswith("1/4 checks pass")
+    assert "<b>&amp; 0.5" in data["output"] and "1,234 more bytes" in data["output"]
+    assert data["output_format"] == "text"  # the learner's printing is never rendered as HTML
+
+
+def test_gradescope_in_spanish():
+    data = json.loads(render_gradescope(mixed_report(), lang="es"))
+    jsonschema.validate(data, SCHEMA)
+    assert data["output"].startswith("1/4 comprobaciones correctas")
+    assert "se acabó el tiempo" in data["tests"][3]["output"]
+
+
+def test_gradescope_for_an_ungradable_file_scores_zero_with_the_reason():
+    data = json.loads(render_gradescope(ungradable_report()))
+    jsonschema.validate(data, SCHEMA)
+    assert data["score"] == 0
+    assert data["tests"] == []
+    assert "cannot grade sub/broken.py" in data["output"]
+    assert "syntax error: expected ':'" in data["output"]
+
+
+# --- JUnit ---------------------------------------------------------------------------------------
+
+_TIME = re.compile(r"^(([0-9]{0,3},)*[0-9]{3}|[0-9]{0,3})*(\.[0-9]*)?$")  # the xUnit schema's time pattern
+_XML_CHAR = re.compile("^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
+_ALLOWED = {
+    "testsuites": ({"testsuite"}, set(), {"name", "time", "tests", "failures", "errors"}),
+    "testsuite": ({"testsuite", "properties", "testcase", "system-out", "system-err"},
+                  {"name", "tests", "failures", "errors"},
+                  {"name", "tests", "failures", "errors", "group", "time", "skipped", "timestamp", "hostname",
+                   "id", "package", "file", "log", "url"}),
+    "properties": ({"property"}, set(), set()),
+    "property": (set(), {"name", "value"}, {"name", "value"}),
+    "testcase": ({"skipped", "error", "failure", "system-out", "system-err"}, {"name"},
+                 {"name", "time", "classname", "group"}),
+    "failure": (set(), set(), {"type", "message"}),
+    "error": (set(), set(), {"type", "message"}),
+    "skipped": (set(), set(), {"type", "message"}),
+    "system-out": (set(), set(), set()),
+    "system-err": (set(), set(), set()),
+}
+
+
+def assert_junit_shape(element: ET.Element) -> None:
+    """Every element, child and attribute is one the JUnit schema allows; counts and times well formed."""
+    children, required, allowed = _ALLOWED[element.tag]
+    assert required <= set(element.attrib), f"<{element.tag}> lacks {required - set(element.attrib)}"
+    assert set(element.attrib) <= allowed, f"<{element.tag}> has {set(element.attrib) - allowed}"
+    for key in ("tests", "failures", "errors", "skipped"):
+        if key in element.attrib:
+            assert element.attrib[key].isdigit()
+    if "time" in element.attrib:
+        assert _TIME.match(element.attrib["time"]), element.attrib["time"]
+    for value in [*element.attrib.values(), element.text or ""]:
+        assert _XML_CHAR.match(value)
+    for child in element:
+        assert child.tag in children, f"<{child.tag}> inside <{element.tag}>"
+        assert_junit_shape(child)
+
+
+def parse_junit(text: str) -> ET.Element:
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.tag == "testsuites"
+    assert_junit_shape(root)
+    return root
+
+
+def test_the_shape_check_itself_rejects_what_the_schema_does_not_allow():
+    for bad in ('<testsuites><testcase name="x"/></testsuites>',
+                '<testsuites><testsuite name="s" tests="1" failures="0"/></testsuites>',
+                '<testsuites><testsuite name="s" tests="1" failures="0" errors="0" time="1.5s"/>'
+                '</testsuites>',
+                '<testsuites><testsuite name="s" tests="1" failures="0" errors="0">'
+                '<testcase name="a"><failure reason="x"/></testcase></testsuite></testsuites>'):
+        with pytest.raises(AssertionError):
+            assert_junit_shape(ET.fromstring(bad))
+
+
+def test_junit_has_a_testcase_per_check_with_failures_and_errors():
+    root = parse_junit(render_junit(mixed_report()))
+    (suite,) = root.findall("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("4", "1", "2")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "1", "2")
+    cases = suite.findall("testcase")
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [
+        ("steps", "steps.overfit"), ("steps", "steps.fresh_grads"), ("schedule", "schedule.step"),
+        ("memory", "memory.graphs")]
+    assert cases[0].get("time") == "1.250" and list(cases[0]) == []
+    (failure,) = cases[1]
+    assert failure.tag == "failure"
+    assert failure.get("message") == "at step 2 the gradient was the sum of 2 batches"
+    assert "expected only the current batch's" in failure.text
+    assert [(c[0].tag, c[0].get("type")) for c in cases[2:]] == [("error", "error"), ("error", "timeout")]
+    assert "ZeroDivisionError" in cases[2][0].text
+    out = suite.find("system-out").text
+    assert "epoch 1 loss <b>&amp; 0.5 done" in out  # colour codes and control characters removed, text kept
+    assert "1,234 more bytes" in out
+    assert suite.find("properties/property").attrib == {"name": "file", "value": "sub/loop.py"}
+
+
+def test_junit_for_an_ungradable_file_is_one_error():
+    root = parse_junit(render_junit(ungradable_report()))
+    suite = root.find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "0", "1")
+    (case,) = suite.findall("testcase")
+    (error,) = case
+    assert error.tag == "error" and error.get("type") == "syntax"
+    assert "syntax error: expected ':'" in error.get("message")
+    assert "def f()" in error.text
+
+
+# --- through `kata check` ------------------------------------------------------------------------
+
+def test_kata_check_prints_gradescope_results_for_the_reference(runner):
+    args = ["check", str(REFERENCE), "--only", "steps.overfit", "--format", "gradescope"]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    jsonschema.validate(data, SCHEMA)
+    assert data["score"] == 1.0 and data["tests"][0]["status"] == "passed"
+
+
+def test_kata_check_prints_junit_for_a_failing_loop(tmp_path, runner):
+    broken = tmp_path / "broken.py"
+    broken.write_text(REFERENCE.read_text().replace("        loss.backward()\n", "        pass\n"))
+    result = runner.invoke(main, ["check", str(broken), "--only", "steps.overfit", "--format", "junit"])
+    assert result.exit_code == 1, result.output
+    suite = parse_junit(result.output).find("testsuite")
+    assert suite.get("failures") == "1"
+    assert suite.find("testcase/failure") is not None
+
+
+@pytest.mark.parametrize("content", [None, "def f(:\n"])
+def test_kata_check_still_prints_a_report_for_a_file_it_cannot_grade(tmp_path, runner, content):
+    path = tmp_path / "sub.py"
+    if content is not None:
+        path.write_text(content)
+    gradescope = runner.invoke(main, ["check", str(path), "--format", "gradescope"])
+    assert gradescope.exit_code == 2
+    data = json.loads(gradescope.stdout)
+    jsonschema.validate(data, SCHEMA)
+    assert data["score"] == 0 and str(path) in data["output"]
+    junit = runner.invoke(main, ["check", str(path), "--format", "junit"])
+    assert junit.exit_code == 2
+    suite = parse_junit(junit.stdout).find("testsuite")
+    assert suite.get("errors") == "1"
+    assert suite.find("testcase/error").get("type") == ("not_found" if content is None else "syntax")
