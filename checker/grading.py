@@ -8,15 +8,21 @@ kills its child is recorded as such, and the checks after it run again in a fres
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from checker.checks import REGISTRY, ordered_ids
 from checker.i18n import Message
 from checker.sandbox import Job, Limits, Outcome, run_jobs
+from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS
 from checker.worker import check_target
 
 PASS, FAIL, ERROR, TIMEOUT = "pass", "fail", "error", "timeout"
+
+MAX_TIMEOUTS = 2
+"""After this many timeouts in one submission, its remaining checks are not run."""
+RERUN_FRACTION, RERUN_MIN_SECONDS = 0.1, 3.0
+"""After a first timeout, the remaining checks run with this share of the limit (at least the minimum)."""
 
 RAISED = Message(
     en="the check stopped because your loop raised an error:\n{error}",
@@ -29,6 +35,10 @@ TIMED_OUT = Message(
 DIED = Message(
     en="the process running your loop ended during this check ({how}); nothing was measured",
     es="el proceso que ejecutaba tu bucle terminó durante esta comprobación ({how}); no se midió nada",
+)
+NOT_RUN = Message(
+    en="not run: earlier checks on this file already ran out of time, so the rest were skipped",
+    es="no se ejecutó: comprobaciones anteriores de este archivo ya agotaron su tiempo, así que se omitió el resto",
 )
 BAD_FIGURES = Message(
     en="the figures measured for this check are malformed ({error})",
@@ -129,6 +139,7 @@ class _State:
     def __init__(self, sub: Submission, ids: list[str], lang: str):
         self.sub, self.ids, self.lang = sub, ids, lang
         self.results: dict[str, CheckResult] = {}
+        self.timeouts = 0
         self.report = Report(file=sub.filename)
 
     def result(self, cid: str, status: str, message: str, measured=None, seconds: float = 0.0) -> CheckResult:
@@ -200,21 +211,34 @@ def grade(
                 # the file never finished importing: nothing here can be graded
                 st.report.error_kind = "load"
                 if outcome.timed_out_step:
-                    st.report.error = LOAD_TIMEOUT.render(lang, file=st.sub.filename, seconds=limits.step_timeout)
+                    seconds = min(LOAD_SECONDS, limits.step_timeout)
+                    st.report.error = LOAD_TIMEOUT.render(lang, file=st.sub.filename, seconds=seconds)
                 else:
                     st.report.error = LOAD_DIED.render(lang, file=st.sub.filename, how=_how(outcome))
             else:
                 culprit = step if step in missing else missing[0]
                 if outcome.timed_out_step:
-                    timeout = min(REGISTRY[culprit].timeout, limits.step_timeout)
+                    timeout = min(REGISTRY[culprit].timeout, outcome.job.limits.step_timeout)
                     res = st.result(culprit, TIMEOUT, TIMED_OUT.render(lang, seconds=timeout))
                 else:
                     res = st.result(culprit, ERROR, DIED.render(lang, how=_how(outcome)))
                 if on_check:
                     on_check(st.sub, res)
+                if outcome.timed_out_step:
+                    st.timeouts += 1
                 rest = [c for c in missing if c != culprit]
-                if rest:
-                    job = Job(check_target(st.sub.source, st.sub.filename, rest, lab), limits, tag=(st, rest))
+                if rest and st.timeouts >= MAX_TIMEOUTS:
+                    # A loop that hangs once usually hangs in every check: stop paying for it.
+                    for cid in rest:
+                        res = st.result(cid, TIMEOUT, NOT_RUN.render(lang))
+                        if on_check:
+                            on_check(st.sub, res)
+                elif rest:
+                    # After a timeout the remaining checks get a shorter limit.
+                    rerun_limits = limits if not st.timeouts else replace(
+                        limits, step_timeout=max(limits.step_timeout * RERUN_FRACTION, RERUN_MIN_SECONDS)
+                    )
+                    job = Job(check_target(st.sub.source, st.sub.filename, rest, lab), rerun_limits, tag=(st, rest))
                     reruns.append(job)
                     pending_groups[id(st)] += 1
         pending_groups[id(st)] -= 1

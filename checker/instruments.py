@@ -507,7 +507,8 @@ def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float 
     ``epoch``, ``step`` (1-based within the epoch), ``norm`` (what step() saw), ``raw_norm`` (the
     loss's own gradient norm), ``ratio`` (norm / raw_norm), ``rel`` (relative distance to the
     reference), ``missing`` (.grad empty or all zero), ``connected`` (the loss had a gradient at
-    all) and ``accumulated`` (what step() saw equals the previous step's gradient plus this one's).
+    all), ``accumulated`` (what step() saw equals the previous step's gradient plus this one's) and
+    ``finite`` (no NaN or infinity in what step() saw). Non-finite figures are None.
     """
     rows: list[dict] = []
     last_loss: dict | None = None
@@ -537,6 +538,7 @@ def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float 
             "epoch": event["epoch"], "step": counts[event["epoch"]], "norm": finite(norm), "raw_norm": finite(raw),
             "ratio": finite(norm / raw) if raw > 0 else (None if norm > 0 else 0.0), "rel": finite(rel),
             "missing": norm == 0.0, "connected": connected, "accumulated": accumulated,
+            "finite": bool(torch.isfinite(got).all()),
         })
         prev_got = got
     return rows

@@ -6,11 +6,12 @@ scrolling the notebook counts them) and keeps its lines one for one, so a line o
 source is always "cell N, line M" of the notebook:
 
     # %% cell 2
-    pass  # kata: skipped IPython line `%matplotlib inline`
+    pass  # kata: skipped IPython magic `%matplotlib inline`
     import torch
 
-IPython-only lines (``%magic``, ``!shell``, ``x = !cmd``, ``obj?``) become a ``pass`` with a
-comment, at their own indentation, so the cell still compiles. A cell that starts with a
+In a cell that is not plain Python, IPython-only lines (``%magic``, ``!shell``, ``x = !cmd``,
+``obj?``) become a ``pass`` with a comment, at their own indentation, so the cell still compiles;
+``%time stmt`` keeps ``stmt``, which IPython runs once. A cell that starts with a
 cell magic (``%%bash``, ...) is skipped whole, except ``%%time`` and ``%%capture``, whose
 body is plain Python that IPython runs once: only their first line is skipped. A cell
 tagged ``kata-skip`` (cell metadata ``tags``) is left out, for experiments that should not

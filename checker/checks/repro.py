@@ -64,13 +64,17 @@ def seeds(loop, lab) -> dict:
     X, y = lab.data.X_train, lab.data.y_train
     runs = []
     for rng in (11, 12):
+        # the global state is scrambled before every call: only the seeds given may matter
         scramble_global_rng(rng)
         model = loop.make_model(seed=0).to(lab.device)
         weights = torch.cat([p.detach().cpu().reshape(-1) for p in model.parameters()])
+        scramble_global_rng(rng + 100)
         order = [int(i) for _, yb in loop.make_loader(X, torch.arange(len(y)), batch_size=32, seed=0)
                  for i in yb.reshape(-1)]
+        scramble_global_rng(rng + 200)
         loader = loop.make_loader(X, y, batch_size=32, seed=0)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scramble_global_rng(rng + 300)
         history = loop.fit(model, optimizer, loader, nn.CrossEntropyLoss(), EPOCHS, val=(lab.data.X_val,
                            lab.data.y_val), device=lab.device)
         rows = [{str(k): plain_number(v) for k, v in row.items()} for row in history if isinstance(row, dict)]

@@ -152,26 +152,37 @@ OVERFIT_FAIL = Message(
     "actualización",
 )
 
+OVERFIT_STALLED = Message(
+    en="after {steps} SGD steps at lr={lr} on just 8 examples all 8 are classified right, yet the loss your loop "
+    "computes only went from {first:.3f} to {loss:.4f} (should be under {max_loss}): when every prediction is "
+    "right and confident, cross-entropy approaches 0, so the loss is not measuring the model's raw scores the way "
+    "CrossEntropyLoss expects them",
+    es="tras {steps} pasos de SGD con lr={lr} sobre solo 8 ejemplos los 8 se clasifican bien, pero la pérdida que "
+    "calcula tu bucle solo pasó de {first:.3f} a {loss:.4f} (debería quedar bajo {max_loss}): cuando todas las "
+    "predicciones son correctas y seguras, la entropía cruzada se acerca a 0, así que la pérdida no mide las "
+    "puntuaciones en bruto del modelo como las espera CrossEntropyLoss",
+)
+
 
 @check("steps.overfit", family="steps", title=OVERFIT_TITLE, cost=3.0, timeout=30.0)
 def overfit(loop, lab) -> dict:
-    from torch import nn
-
     from checker.instruments import Rig
 
     X, y = lab.data.X_train[:OVERFIT_N], lab.data.y_train[:OVERFIT_N]
     rig = Rig(lab, X=X, y=y, batch_size=OVERFIT_N, lr=OVERFIT_LR)
-    first, _ = rig.figures(X, y)
-    loss_fn = nn.CrossEntropyLoss()
     for _ in range(OVERFIT_STEPS):
-        loop.train_epoch(rig.model, rig.loader, rig.optimizer, loss_fn, device=rig.device)
-    loss, acc = rig.figures(X, y)
-    return {"first_loss": first, "loss": loss, "correct": round(acc * OVERFIT_N)}
+        loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
+    # the loss the loop itself computes (through the spy), first and last batch
+    losses = [e["value"] for e in rig.tape.of("loss") if e["grad_enabled"]]
+    _, acc = rig.figures(X, y)
+    return {"first_loss": losses[0] if losses else float("nan"), "loss": losses[-1] if losses else float("nan"),
+            "correct": round(acc * OVERFIT_N)}
 
 
 @overfit.judge
 def _(m: dict):
     params = dict(steps=OVERFIT_STEPS, lr=OVERFIT_LR, first=m["first_loss"], loss=m["loss"],
                   correct=m["correct"], max_loss=OVERFIT_MAX_LOSS)
-    ok = m["loss"] < OVERFIT_MAX_LOSS and m["correct"] == OVERFIT_N
-    return (passed if ok else failed)(OVERFIT_OK if ok else OVERFIT_FAIL, **params)
+    if m["loss"] < OVERFIT_MAX_LOSS and m["correct"] == OVERFIT_N:
+        return passed(OVERFIT_OK, **params)
+    return failed(OVERFIT_STALLED if m["correct"] == OVERFIT_N else OVERFIT_FAIL, **params)

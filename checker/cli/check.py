@@ -9,8 +9,12 @@ from checker.cli.common import UsageProblem, current_lang, lang_option, prepared
 FORMATS = ("text", "json", "gradescope", "junit")
 
 
-def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ...] = ()):
-    """Grade one file on both cores; a bad file or an unknown check id is a UsageProblem."""
+def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ...] = (),
+               timeout: float | None = None):
+    """Grade one file on both cores; a bad file or an unknown check id is a UsageProblem.
+
+    ``timeout`` caps the seconds any one check (and the file's import) may take.
+    """
     from checker.checks import ordered_ids
 
     source, filename = read_loop_file(path)
@@ -20,8 +24,10 @@ def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ..
         raise UsageProblem(f"unknown check id(s): {exc.args[0]} (see `kata checks`)") from None
     lab = prepared_lab(device)
     from checker.grading import grade_one
+    from checker.sandbox import Limits
 
-    return grade_one(source, filename, lab, check_ids=ids, lang=lang)
+    limits = Limits(step_timeout=timeout) if timeout else None
+    return grade_one(source, filename, lab, check_ids=ids, lang=lang, limits=limits)
 
 
 def ungradable_report(path: str):
@@ -58,10 +64,13 @@ def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
 @click.option("--only", multiple=True, metavar="CHECK_ID", help="Run only this check (repeatable).")
 @click.option("--device", default="cpu", show_default=True, help="cpu or cuda[:N].")
 @click.option("-v", "--verbose", is_flag=True, help="Also show what passing checks measured.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), envvar="KATA_CHECK_TIMEOUT", default=None,
+              metavar="SECONDS", help="Most seconds any one check may run (default: each check's own limit; "
+              "env KATA_CHECK_TIMEOUT).")
 @click.option("--dir", "workdir", type=click.Path(file_okay=False), default=None,
               help="Without PATH: your working folder (default: $KATA_DIR, else the current directory).")
 @lang_option
-def check_cmd(path, as_json, fmt, only, device, verbose, workdir, lang):
+def check_cmd(path, as_json, fmt, only, device, verbose, timeout, workdir, lang):
     """Grade the loop in PATH with every behavioural check (without PATH: the current kata).
 
     Exit status: 0 every check passes, 1 some check fails, 2 the file cannot be graded.
@@ -71,11 +80,11 @@ def check_cmd(path, as_json, fmt, only, device, verbose, workdir, lang):
         from checker.cli.learner import check_current
 
         raise SystemExit(check_current(workdir, lang=lang, fmt="json" if as_json else fmt, device=device,
-                                       only=only, verbose=verbose))
+                                       only=only, verbose=verbose, timeout=timeout))
     fmt = "json" if as_json else fmt
     # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
     report = ungradable_report(path) if fmt in ("gradescope", "junit") else None
     if report is None:
-        report = grade_path(path, lang=lang, device=device, only=only)
+        report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout)
     emit_report(report, fmt, lang, verbose)
     raise SystemExit(report.exit_code)

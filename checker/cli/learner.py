@@ -461,7 +461,7 @@ def unified(a: str, b: str, a_name: str, b_name: str, context: int = 2) -> list[
 
 
 def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", device: str = "cpu",
-                  only: tuple[str, ...] = (), verbose: bool = False) -> int:
+                  only: tuple[str, ...] = (), verbose: bool = False, timeout: float | None = None) -> int:
     """`kata check` without PATH: grade the current kata's file, record a pass; the exit code."""
     from checker.cli.check import emit_report, grade_path
 
@@ -473,7 +473,7 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
     out = _out() if fmt == "text" else None
     if out is not None:
         out.print(f"[bold magenta]{escape(session.header(kata))}[/]  [dim]{escape(shown_path(path))}[/]")
-    report = grade_path(str(path), lang=session.lang, device=device, only=only)
+    report = grade_path(str(path), lang=session.lang, device=device, only=only, timeout=timeout)
     emit_report(report, fmt, session.lang, verbose)
     if report.error is not None:
         return report.exit_code

@@ -287,8 +287,9 @@ def render_html(v: Verification) -> str:
         parts.append(f"<td class='{'c-pass' if good else 'c-missed'}'>{'✓' if good else '✗'}</td>")
     parts.append("</tr>")
     for r in v.results:
+        flag = " <b class='bad' title='a declared check did not kill it'>!</b>" if r.missing or r.unknown else ""
         parts.append(f"<tr><td class='name'><a href='#m-{_e(r.mutant.id)}'>{_e(r.mutant.id)}</a></td>"
-                     f"<td class='st-{_e(r.status)}'>{_e(r.status)}</td>")
+                     f"<td class='st-{_e(r.status)}'>{_e(r.status)}{flag}</td>")
         for cid in v.check_ids:
             glyph, style = cell(r, cid)
             cls = {"green": "c-declared", "yellow": "c-extra", "bold red": "c-missed", "dim": "c-pass"}.get(style, "")

@@ -1,0 +1,114 @@
+"""How much faster is `kata mutants verify` than running `kata check` once per mutant?
+
+    python benchmarks/bench_verify.py [--only ID ...] [--rounds 1]
+
+Both sides grade the same files with the same battery, in the same run, one after the other:
+- baseline: the reference and every mutant exported to files, then `kata check FILE` on each,
+  one fresh process per file (each pays Python start-up, the torch import and the lab);
+- verify: `kata mutants verify --seeds 1` (the reference once, every mutant), one process, one
+  warm parent, forked children on both cores.
+Wall-clock times; the machine's load average is recorded beside them, since a shared machine
+skews both. Results go to benchmarks/results/bench_verify-<time>.json; a summary is printed.
+Nothing is asserted: speed is reported, never tested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+sys.path.insert(0, str(ROOT))
+
+
+def kata(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "checker", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+
+
+def export(folder: Path, only: list[str]) -> list[Path]:
+    from checker.mutation import load_mutants, mutant_source, reference_source
+
+    files = [folder / "reference.py"]
+    files[0].write_text(reference_source())
+    for mid in only or load_mutants():
+        path = folder / f"{mid}.py"
+        path.write_text(mutant_source(mid))
+        files.append(path)
+    return files
+
+
+def run_baseline(files: list[Path]) -> dict:
+    started = time.perf_counter()
+    codes = {}
+    per_file = []
+    for path in files:
+        t = time.perf_counter()
+        proc = kata("check", str(path), "--json")
+        per_file.append(time.perf_counter() - t)
+        codes[path.stem] = proc.returncode
+    return {"seconds": time.perf_counter() - started, "per_file": per_file, "exit_codes": codes}
+
+
+def run_verify(only: list[str]) -> dict:
+    args = ["mutants", "verify", "--seeds", "1", "-q"]
+    for mid in only:
+        args += ["--only", mid]
+    started = time.perf_counter()
+    proc = kata(*args)
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "exit_code": proc.returncode, "tail": proc.stdout.strip().splitlines()[-3:]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", default=[], metavar="ID", help="Only this mutant (repeatable).")
+    parser.add_argument("--rounds", type=int, default=1, help="Repeat both sides this many times.")
+    args = parser.parse_args(argv)
+    rounds = []
+    with tempfile.TemporaryDirectory(prefix="kata-bench-") as tmp:
+        files = export(Path(tmp), args.only)
+        print(f"{len(files)} files (reference + {len(files) - 1} mutants), {os.cpu_count()} CPUs", flush=True)
+        for i in range(args.rounds):
+            load_before = os.getloadavg()[0]
+            base = run_baseline(files)
+            print(f"round {i + 1}: kata check x{len(files)}: {base['seconds']:.1f} s "
+                  f"({base['seconds'] / len(files):.2f} s per file)", flush=True)
+            ver = run_verify(args.only)
+            load_after = os.getloadavg()[0]
+            ratio = base["seconds"] / ver["seconds"]
+            print(f"round {i + 1}: kata mutants verify: {ver['seconds']:.1f} s -> {ratio:.1f}x faster "
+                  f"(load average {load_before:.1f} -> {load_after:.1f})", flush=True)
+            # same verdicts both ways: a file kata check fails is a mutant verify reports as killed
+            rounds.append({"baseline": base, "verify": ver, "ratio": ratio,
+                           "load_average": [load_before, load_after]})
+    ratios = [r["ratio"] for r in rounds]
+    summary = {
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "files": len(files),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "rounds": rounds,
+        "ratio_min": min(ratios),
+        "ratio_max": max(ratios),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"bench_verify-{datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"verify is {min(ratios):.1f}x" + (f"-{max(ratios):.1f}x" if len(ratios) > 1 else "")
+          + f" faster than kata check per file (target >= 5x); details in {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

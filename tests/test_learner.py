@@ -1,0 +1,450 @@
+"""The learner's workflow end to end: kata list / next / check / hint / show / reset / solution / watch.
+
+The flow tests run in an empty folder against a small catalogue of two katas written here
+(``KATA_KATAS_DIR``), built from real mutants; the catalogue tests cover the shipped katas/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from checker.cli import main
+from checker.katas import KataFileError, load_katas, parse_kata, starter_source
+from checker.progress import Progress, ProgressError
+from tests.conftest import REFERENCE
+
+FIXTURE_KATAS = {
+    "010-fresh-grads.toml": """
+mutant = "zero-grad-missing"
+[title]
+en = "Gradients that pile up"
+es = "Gradientes que se acumulan"
+[story]
+en = "Test story: the loss falls fast at first."
+es = "Historia de prueba: la pérdida baja rápido al principio."
+[[hints]]
+en = "First hint, vague."
+es = "Primera pista, vaga."
+[[hints]]
+en = "Second hint, precise."
+es = "Segunda pista, precisa."
+[read]
+en = "Read about zero_grad."
+es = "Lee sobre zero_grad."
+[try]
+args = ["--optimizer", "sgd", "--lr", "0.1", "--epochs", "10"]
+""",
+    "020-train-mode.toml": """
+mutant = "train-mode-missing"
+[title]
+en = "Stuck in eval mode"
+es = "Atascado en modo eval"
+[story]
+en = "Test story two."
+es = "Historia de prueba dos."
+[[hints]]
+en = "Only hint."
+es = "Única pista."
+[read]
+en = "Read about train()."
+es = "Lee sobre train()."
+[try]
+args = ["--epochs", "5"]
+""",
+}
+
+
+@pytest.fixture
+def catalogue(tmp_path: Path) -> Path:
+    folder = tmp_path / "katas"
+    folder.mkdir()
+    for name, text in FIXTURE_KATAS.items():
+        (folder / name).write_text(text.lstrip(), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, catalogue: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty working folder as the current directory, the fixture catalogue, English."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("KATA_KATAS_DIR", str(catalogue))
+    monkeypatch.setenv("KATA_LANG", "en")
+    monkeypatch.delenv("KATA_DIR", raising=False)
+    return folder
+
+
+def kata(runner, *args: str, **kwargs):
+    return runner.invoke(main, list(args), catch_exceptions=False, **kwargs)
+
+
+def progress_of(folder: Path) -> dict:
+    return json.loads((folder / ".kata" / "progress.json").read_text())
+
+
+# ------------------------------------------------------------------------------------------------
+# The catalogue
+# ------------------------------------------------------------------------------------------------
+
+SHIPPED = load_katas()
+
+
+@pytest.mark.parametrize("kata_", SHIPPED, ids=[k.slug for k in SHIPPED])
+def test_every_shipped_kata_has_a_real_mutant(kata_) -> None:
+    from checker.mutation import load_mutants
+
+    assert kata_.mutant in load_mutants(), f"{kata_.path}: mutant {kata_.mutant!r} does not exist"
+    assert starter_source(kata_) != REFERENCE.read_text()
+    assert 1 <= len(kata_.hints) <= 3
+
+
+def test_shipped_catalogue_is_ordered_and_unique() -> None:
+    numbers = [k.number for k in SHIPPED]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    assert len({k.slug for k in SHIPPED}) == len(SHIPPED)
+
+
+def test_fixture_catalogue_loads_in_order(catalogue: Path) -> None:
+    katas = load_katas(catalogue)
+    assert [k.slug for k in katas] == ["fresh-grads", "train-mode"]
+    first = katas[0]
+    assert first.number == 10 and first.mutant == "zero-grad-missing"
+    assert first.title.render("es") == "Gradientes que se acumulan"
+    assert [h.render("en") for h in first.hints] == ["First hint, vague.", "Second hint, precise."]
+    assert first.try_args == ("--optimizer", "sgd", "--lr", "0.1", "--epochs", "10")
+    train_epoch = starter_source(first).split("def train_epoch")[1].split("def evaluate")[0]
+    assert "optimizer.zero_grad()" not in train_epoch
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "names"),
+    [
+        ("10-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"], "NNN-slug"),
+        ("030-Bad_Slug.toml", FIXTURE_KATAS["010-fresh-grads.toml"], "NNN-slug"),
+        ("030-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"].replace('es = "Gradientes que se acumulan"', ""),
+         "[title]: 'es'"),
+        ("030-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"].replace("[[hints]]", "[[hint]]"), "hint"),
+        ("030-x.toml", 'mutant = ""\n', "'mutant'"),
+        ("030-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"].replace('"--epochs", "10"', '"--epochs", 10'),
+         "[try] args"),
+        ("030-x.toml", "mutant = [", "not valid TOML"),
+        ("030-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"].replace("[story]", "[storyy]"), "storyy"),
+    ],
+)
+def test_malformed_kata_file_is_named_with_its_field(tmp_path: Path, name: str, text: str,
+                                                     names: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(KataFileError) as err:
+        parse_kata(path)
+    assert name in str(err.value) and names in str(err.value)
+
+
+def test_duplicate_number_is_refused(catalogue: Path) -> None:
+    (catalogue / "010-other.toml").write_text(FIXTURE_KATAS["020-train-mode.toml"])
+    with pytest.raises(KataFileError, match="number 010 is already used"):
+        load_katas(catalogue)
+
+
+# ------------------------------------------------------------------------------------------------
+# The progress file
+# ------------------------------------------------------------------------------------------------
+
+def test_progress_round_trip(tmp_path: Path) -> None:
+    progress = Progress.load(tmp_path)
+    assert progress.current is None and progress.katas == {}
+    progress.start("fresh-grads", "fresh-grads.py", "starter text")
+    progress.reveal_hint("fresh-grads", 2)
+    assert progress.checked("fresh-grads", passed=False) is False
+    assert progress.checked("fresh-grads", passed=True) is True
+    assert progress.checked("fresh-grads", passed=True) is False  # solved once
+    progress.save()
+    again = Progress.load(tmp_path)
+    assert again.current == "fresh-grads"
+    rec = again.record("fresh-grads")
+    assert (rec.hints, rec.checks, rec.file) == (1, 3, "fresh-grads.py") and rec.solved.endswith("Z")
+    assert json.loads(again.path.read_text())["schema"] == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"schema": 1, "katas": [', "not valid JSON"),
+        ("[]", "top level"),
+        ('{"katas": {}}', "'schema'"),
+        ('{"schema": 1, "katas": {"a": {"file": "../a.py", "started": "", "starter_sha256": ""}}}',
+         "file name"),
+        ('{"schema": 1, "katas": {"a": {"file": "a.py", "started": "", "starter_sha256": "", "hints": "2"}}}',
+         "katas.a.hints"),
+    ],
+)
+def test_damaged_progress_says_how_to_fix_it(tmp_path: Path, content: str, why: str) -> None:
+    (tmp_path / ".kata").mkdir()
+    (tmp_path / ".kata" / "progress.json").write_text(content)
+    with pytest.raises(ProgressError) as err:
+        Progress.load(tmp_path)
+    text = err.value.render("en")
+    assert why in text and "mv " in text and "docs/progress.md" in text
+    assert "dañado" in err.value.render("es")
+
+
+def test_damaged_progress_makes_commands_exit_2(runner, workdir: Path) -> None:
+    (workdir / ".kata").mkdir()
+    (workdir / ".kata" / "progress.json").write_text("{ nope")
+    for command in (["list"], ["next"], ["hint"], ["check"]):
+        result = kata(runner, *command)
+        assert result.exit_code == 2, command
+        assert "progress.json is damaged" in result.output and "Traceback" not in result.output
+
+
+def test_newer_progress_format_is_refused(runner, workdir: Path) -> None:
+    (workdir / ".kata").mkdir()
+    (workdir / ".kata" / "progress.json").write_text('{"schema": 99, "katas": {}}')
+    result = kata(runner, "list")
+    assert result.exit_code == 2 and "newer kata" in result.output
+
+
+# ------------------------------------------------------------------------------------------------
+# The commands, end to end in an empty folder
+# ------------------------------------------------------------------------------------------------
+
+def test_learner_flow_end_to_end(runner, workdir: Path) -> None:
+    # list before anything: both pending
+    result = kata(runner, "list", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output) == [
+        {"kata": "fresh-grads", "title": "Gradients that pile up", "status": "pending"},
+        {"kata": "train-mode", "title": "Stuck in eval mode", "status": "pending"},
+    ]
+    assert "0/2" in kata(runner, "list").output
+
+    # next writes the first starter and tells the story and what to run
+    result = kata(runner, "next")
+    assert result.exit_code == 0, result.output
+    starter = workdir / "fresh-grads.py"
+    assert starter.read_text() == starter_source(load_katas()[0])
+    assert "Test story: the loss falls fast at first." in result.output
+    assert "kata run fresh-grads.py --optimizer sgd --lr 0.1 --epochs 10" in result.output
+    assert "kata check" in result.output
+    assert kata(runner, "list", "--json").output.count('"current"') == 1
+
+    # solution is locked until solved
+    result = kata(runner, "solution")
+    assert result.exit_code == 2 and "solve kata fresh-grads first" in result.output
+
+    # check fails on the starter, names the failing check, suggests a hint
+    result = kata(runner, "check")
+    assert result.exit_code == 1, result.output
+    assert "✗ steps.fresh_grads" in result.output
+    assert "kata hint" in result.output and "still exactly the starter" in result.output
+    assert progress_of(workdir)["katas"]["fresh-grads"]["solved"] is None
+
+    # hints, one at a time, remembered
+    first = kata(runner, "hint")
+    assert "Hint 1/2" in first.output and "First hint, vague." in first.output
+    assert "Second hint" not in first.output
+    second = kata(runner, "hint")
+    assert "Hint 2/2" in second.output and "Second hint, precise." in second.output
+    assert progress_of(workdir)["katas"]["fresh-grads"]["hints"] == 2
+    assert "No more hints" in kata(runner, "hint").output
+
+    # show in Spanish: the story, the hints so far
+    result = kata(runner, "show", "--lang", "es")
+    assert result.exit_code == 0
+    assert "Gradientes que se acumulan" in result.output
+    assert "Historia de prueba: la pérdida baja rápido al principio." in result.output
+    assert "Primera pista, vaga." in result.output and "Pistas hasta ahora" in result.output
+
+    # the reference over the starter passes: recorded, the diff shown, solution and next suggested
+    shutil.copy(REFERENCE, starter)
+    result = kata(runner, "check")
+    assert result.exit_code == 0, result.output
+    assert "Solved!" in result.output
+    assert "+        optimizer.zero_grad()" in result.output  # the learner's change, as a diff
+    assert "kata solution" in result.output and "kata next" in result.output
+    record = progress_of(workdir)["katas"]["fresh-grads"]
+    assert record["solved"] and record["checks"] == 2
+
+    # the solution now shows the reference's version of the broken part
+    result = kata(runner, "solution")
+    assert result.exit_code == 0
+    assert "+        optimizer.zero_grad()" in result.output and "def train_epoch" in result.output
+    assert "Read about zero_grad." in result.output
+
+    # next moves on
+    result = kata(runner, "next", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output) == {
+        "kata": "train-mode", "path": str((workdir / "train-mode.py").resolve()),
+        "title": "Stuck in eval mode",
+    }
+    statuses = {row["kata"]: row["status"] for row in json.loads(kata(runner, "list", "--json").output)}
+    assert statuses == {"fresh-grads": "solved", "train-mode": "current"}
+    assert "1/2 katas solved" in kata(runner, "list").output
+
+    # reset: asks first; "no" keeps the learner's file
+    mine = workdir / "train-mode.py"
+    mine.write_text(mine.read_text() + "\n# my attempt\n")
+    edited = mine.read_text()
+    result = kata(runner, "reset", input="n\n")
+    assert result.exit_code == 1 and "Nothing changed" in result.output
+    assert mine.read_text() == edited and not list(workdir.glob("train-mode.py.bak-*"))
+
+    # reset --yes restores the starter and keeps a backup of what it replaced
+    result = kata(runner, "reset", "--yes")
+    assert result.exit_code == 0, result.output
+    assert mine.read_text() == starter_source(load_katas()[1])
+    (backup,) = workdir.glob("train-mode.py.bak-*")
+    assert backup.read_text() == edited
+
+    # reset confirmed interactively, in Spanish ("s")
+    mine.write_text(edited)
+    result = kata(runner, "reset", "--lang", "es", input="s\n")
+    assert result.exit_code == 0 and "vuelve a ser el inicial" in result.output
+    assert len(list(workdir.glob("train-mode.py.bak-*"))) == 2
+
+
+def test_next_never_overwrites_a_different_file(runner, workdir: Path) -> None:
+    mine = workdir / "fresh-grads.py"
+    mine.write_text("# my own work\n")
+    result = kata(runner, "next")
+    assert result.exit_code == 0
+    assert mine.read_text() == "# my own work\n"
+    assert "differs from the starter" in result.output and "kept" in result.output
+
+
+def test_next_stays_on_an_unsolved_kata_unless_skipped(runner, workdir: Path) -> None:
+    assert json.loads(kata(runner, "next", "--json").output)["kata"] == "fresh-grads"
+    again = kata(runner, "next")
+    assert "still on this kata" in again.output and "(already there, still the starter)" in again.output
+    assert json.loads(kata(runner, "next", "--skip", "--json").output)["kata"] == "train-mode"
+    assert json.loads(kata(runner, "next", "10", "--json").output)["kata"] == "fresh-grads"
+
+
+def test_bad_inputs_exit_2_with_a_clear_message(runner, workdir: Path) -> None:
+    for command in (["hint"], ["show"], ["reset", "--yes"], ["solution"], ["check"], ["watch"]):
+        result = kata(runner, *command)
+        assert result.exit_code == 2, command
+        assert "no current kata" in result.output and "kata next" in result.output
+    result = kata(runner, "next", "fresh-grad")
+    assert result.exit_code == 2 and "no kata called 'fresh-grad'" in result.output
+    assert "did you mean fresh-grads" in result.output
+    result = kata(runner, "list", "--dir", str(workdir / "nowhere"))
+    assert result.exit_code == 2 and "is not a folder" in result.output
+    es = kata(runner, "hint", "--lang", "es")
+    assert es.exit_code == 2 and "no hay ninguna kata en curso" in es.output
+    kata(runner, "next")
+    (workdir / "fresh-grads.py").unlink()
+    result = kata(runner, "check")
+    assert result.exit_code == 2 and "kata reset" in result.output
+
+
+def test_dir_option_and_env_choose_the_working_folder(runner, workdir: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    result = kata(runner, "next", "--dir", str(other))
+    assert result.exit_code == 0
+    assert (other / "fresh-grads.py").exists() and not (workdir / "fresh-grads.py").exists()
+    assert f"--dir {other}" in result.output  # the suggested commands point at that folder
+    monkeypatch.setenv("KATA_DIR", str(other))
+    assert json.loads(kata(runner, "list", "--json").output)[0]["status"] == "current"
+
+
+# ------------------------------------------------------------------------------------------------
+# As a real subprocess
+# ------------------------------------------------------------------------------------------------
+
+def _env(catalogue: Path) -> dict[str, str]:
+    env = dict(os.environ, KATA_KATAS_DIR=str(catalogue), KATA_LANG="en", NO_COLOR="1")
+    env.pop("KATA_DIR", None)
+    return env
+
+
+def _kata_cmd() -> list[str]:
+    return [sys.executable, "-m", "checker"]
+
+
+def test_next_and_check_as_a_subprocess(tmp_path: Path, catalogue: Path) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    env = _env(catalogue)
+    done = subprocess.run([*_kata_cmd(), "next"], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "fresh-grads.py" in done.stdout and (folder / "fresh-grads.py").exists()
+    done = subprocess.run([*_kata_cmd(), "check"], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "✗ steps.fresh_grads" in done.stdout and "\x1b[" not in done.stdout  # plain off a terminal
+    shutil.copy(REFERENCE, folder / "fresh-grads.py")
+    done = subprocess.run([*_kata_cmd(), "check", "--json"], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["passed"] is True
+    assert progress_of(folder)["katas"]["fresh-grads"]["solved"]
+
+
+# ------------------------------------------------------------------------------------------------
+# kata watch
+# ------------------------------------------------------------------------------------------------
+
+def test_watch_loop_rechecks_on_changes_of_its_file_only(tmp_path: Path) -> None:
+    from checker.cli.learner import watch_loop
+
+    target = tmp_path / "loop.py"
+    target.write_text("a")
+    other = str(tmp_path / "other.py")
+    calls = []
+
+    def batches():
+        yield {("modified", other)}        # another file: ignored
+        yield set()                         # a tick, nothing changed: ignored
+        target.write_text("b")
+        yield set()                         # a tick that finds new content: re-check (missed event)
+        yield {("modified", str(target))}   # a save of the same content: re-check (the learner asked)
+        yield {("modified", str(target))}
+        raise AssertionError("max_checks should have stopped the loop")
+
+    done = watch_loop(target, batches(), lambda: calls.append(target.read_text()), max_checks=3)
+    assert done == 3 and calls == ["b", "b", "b"]
+
+
+def test_watch_rechecks_after_a_save(tmp_path: Path, catalogue: Path) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    env = _env(catalogue)
+    subprocess.run([*_kata_cmd(), "next"], cwd=folder, env=env, check=True, capture_output=True, timeout=120)
+    proc = subprocess.Popen([*_kata_cmd(), "watch", "--max-checks", "1"], cwd=folder, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:  # the first check, then "watching ..."
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("watching"):
+                break
+        first = "".join(lines)
+        assert first.startswith("✗ ") and "steps.fresh_grads fails" in first, first
+        time.sleep(0.5)
+        shutil.copy(REFERENCE, folder / "fresh-grads.py")  # the learner saves a fix
+        rest, _ = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, rest
+    assert "✓ " in rest and "every check passes" in rest and "Solved!" in rest
+    assert progress_of(folder)["katas"]["fresh-grads"]["solved"]
