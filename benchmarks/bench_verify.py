@@ -32,8 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 def kata(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "checker", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "checker", *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
 
 
 def export(folder: Path, only: list[str]) -> list[Path]:
@@ -60,19 +61,39 @@ def run_baseline(files: list[Path]) -> dict:
     return {"seconds": time.perf_counter() - started, "per_file": per_file, "exit_codes": codes}
 
 
-def run_verify(only: list[str]) -> dict:
-    args = ["mutants", "verify", "--seeds", "1", "-q"]
+def run_verify(only: list[str], report: Path) -> dict:
+    args = ["mutants", "verify", "--seeds", "1", "-q", "--json", str(report)]
     for mid in only:
         args += ["--only", mid]
     started = time.perf_counter()
     proc = kata(*args)
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "exit_code": proc.returncode, "tail": proc.stdout.strip().splitlines()[-3:]}
+    statuses = {}
+    if report.exists():
+        data = json.loads(report.read_text())
+        statuses = {m["id"]: m["status"] for f in data["files"].values() for m in f["mutants"]}
+    return {"seconds": seconds, "exit_code": proc.returncode, "statuses": statuses}
+
+
+def disagreements(base: dict, ver: dict) -> list[str]:
+    """Files where the two ways disagree: kata check fails <=> verify says the mutant is killed."""
+    out = []
+    for name, code in base["exit_codes"].items():
+        if name == "reference":
+            if code != 0:
+                out.append(f"reference: kata check exit {code}")
+            continue
+        killed = ver["statuses"].get(name) in ("Killed", "Timeout")
+        if killed != (code == 1):
+            out.append(f"{name}: kata check exit {code}, verify {ver['statuses'].get(name)}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", action="append", default=[], metavar="ID", help="Only this mutant (repeatable).")
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="ID", help="Only this mutant (repeatable)."
+    )
     parser.add_argument("--rounds", type=int, default=1, help="Repeat both sides this many times.")
     args = parser.parse_args(argv)
     rounds = []
@@ -82,16 +103,35 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.rounds):
             load_before = os.getloadavg()[0]
             base = run_baseline(files)
-            print(f"round {i + 1}: kata check x{len(files)}: {base['seconds']:.1f} s "
-                  f"({base['seconds'] / len(files):.2f} s per file)", flush=True)
-            ver = run_verify(args.only)
+            print(
+                f"round {i + 1}: kata check x{len(files)}: {base['seconds']:.1f} s "
+                f"({base['seconds'] / len(files):.2f} s per file)",
+                flush=True,
+            )
+            ver = run_verify(args.only, Path(tmp) / "verify.json")
+            differ = disagreements(base, ver)
             load_after = os.getloadavg()[0]
             ratio = base["seconds"] / ver["seconds"]
-            print(f"round {i + 1}: kata mutants verify: {ver['seconds']:.1f} s -> {ratio:.1f}x faster "
-                  f"(load average {load_before:.1f} -> {load_after:.1f})", flush=True)
-            # same verdicts both ways: a file kata check fails is a mutant verify reports as killed
-            rounds.append({"baseline": base, "verify": ver, "ratio": ratio,
-                           "load_average": [load_before, load_after]})
+            print(
+                f"round {i + 1}: kata mutants verify: {ver['seconds']:.1f} s -> {ratio:.1f}x faster "
+                f"(load average {load_before:.1f} -> {load_after:.1f})",
+                flush=True,
+            )
+            print(
+                f"round {i + 1}: verdicts agree on every file"
+                if not differ
+                else f"round {i + 1}: verdicts DISAGREE: " + "; ".join(differ),
+                flush=True,
+            )
+            rounds.append(
+                {
+                    "baseline": base,
+                    "verify": ver,
+                    "ratio": ratio,
+                    "disagreements": differ,
+                    "load_average": [load_before, load_after],
+                }
+            )
     ratios = [r["ratio"] for r in rounds]
     summary = {
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -105,8 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"bench_verify-{datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"verify is {min(ratios):.1f}x" + (f"-{max(ratios):.1f}x" if len(ratios) > 1 else "")
-          + f" faster than kata check per file (target >= 5x); details in {out.relative_to(ROOT)}")
+    print(
+        f"verify is {min(ratios):.1f}x"
+        + (f"-{max(ratios):.1f}x" if len(ratios) > 1 else "")
+        + f" faster than kata check per file (target >= 5x); details in {out.relative_to(ROOT)}"
+    )
     return 0
 
 

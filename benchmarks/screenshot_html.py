@@ -36,9 +36,17 @@ def screenshot(html: Path, png: Path, width: int = 1400, height: int = 2000, tim
     png.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kata-chromium-") as profile:
         cmd = [
-            browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
-            f"--window-size={width},{height}", f"--screenshot={png}", html.resolve().as_uri(),
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            f"--window-size={width},{height}",
+            f"--screenshot={png}",
+            html.resolve().as_uri(),
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0 or not png.exists() or png.stat().st_size == 0:
@@ -60,8 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     if html is None:
         RESULTS.mkdir(parents=True, exist_ok=True)
         html = RESULTS / "verify.html"
-        subprocess.run([sys.executable, "-m", "checker", "mutants", "verify", "-q", "--html", str(html)],
-                       cwd=ROOT, check=False)
+        subprocess.run(
+            [sys.executable, "-m", "checker", "mutants", "verify", "-q", "--html", str(html)],
+            cwd=ROOT,
+            check=False,
+        )
     if not html.exists():
         print(f"{html}: no such file", file=sys.stderr)
         return 2

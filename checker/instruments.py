@@ -86,7 +86,7 @@ def lesson_mlp(seed: int = 0, *, dropout: float | None = None, device: str = "cp
     train and eval mode give different outputs. The global random state is left as it was.
     """
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.default_generator.manual_seed(seed)  # the CPU generator is the one nn.Linear draws from
         layers: list[nn.Module] = [nn.Linear(2, 16), nn.ReLU()]
         if dropout is not None:
             layers.append(nn.Dropout(dropout))

@@ -313,6 +313,22 @@ def test_learner_flow_end_to_end(runner, workdir: Path) -> None:
     assert len(list(workdir.glob("train-mode.py.bak-*"))) == 2
 
 
+@pytest.mark.skipif(len(SHIPPED) < 2, reason="the shipped catalogue holds fewer than 2 katas")
+def test_flow_with_the_shipped_catalogue(runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KATA_KATAS_DIR", raising=False)
+    monkeypatch.delenv("KATA_DIR", raising=False)
+    first, second = SHIPPED[0], SHIPPED[1]
+    opened = json.loads(kata(runner, "next", "--json", "--lang", "en").output)
+    assert opened == {"kata": first.slug, "path": str((tmp_path / first.filename).resolve()),
+                      "title": first.title.render("en")}
+    assert kata(runner, "check").exit_code == 1
+    assert first.story.render("es") in kata(runner, "show", "--lang", "es").output
+    shutil.copy(REFERENCE, tmp_path / first.filename)
+    assert kata(runner, "check").exit_code == 0
+    assert json.loads(kata(runner, "next", "--json").output)["kata"] == second.slug
+
+
 def test_next_never_overwrites_a_different_file(runner, workdir: Path) -> None:
     mine = workdir / "fresh-grads.py"
     mine.write_text("# my own work\n")
@@ -328,6 +344,30 @@ def test_next_stays_on_an_unsolved_kata_unless_skipped(runner, workdir: Path) ->
     assert "still on this kata" in again.output and "(already there, still the starter)" in again.output
     assert json.loads(kata(runner, "next", "--skip", "--json").output)["kata"] == "train-mode"
     assert json.loads(kata(runner, "next", "10", "--json").output)["kata"] == "fresh-grads"
+
+
+def test_when_every_kata_is_solved_next_says_so(runner, workdir: Path) -> None:
+    progress = Progress.load(workdir)
+    for slug in ("fresh-grads", "train-mode"):
+        progress.start(slug, f"{slug}.py", "starter")
+        progress.checked(slug, passed=True)
+    progress.save()
+    result = kata(runner, "next")
+    assert result.exit_code == 0 and "Every kata is solved (2/2)" in result.output
+    assert json.loads(kata(runner, "next", "--json").output) == {"kata": None, "path": None, "title": None}
+    assert "2/2 katas solved" in kata(runner, "list").output
+    # a solved kata can be reopened by name; the learner's file is kept
+    (workdir / "fresh-grads.py").write_text("# solved long ago\n")
+    result = kata(runner, "next", "fresh-grads")
+    assert result.exit_code == 0 and "differs from the starter" in result.output
+    assert (workdir / "fresh-grads.py").read_text() == "# solved long ago\n"
+
+
+def test_show_a_kata_not_opened_yet(runner, workdir: Path) -> None:
+    result = kata(runner, "show", "train-mode")
+    assert result.exit_code == 0
+    assert "Stuck in eval mode" in result.output and "kata next train-mode" in result.output
+    assert not (workdir / "train-mode.py").exists()
 
 
 def test_bad_inputs_exit_2_with_a_clear_message(runner, workdir: Path) -> None:
@@ -448,3 +488,30 @@ def test_watch_rechecks_after_a_save(tmp_path: Path, catalogue: Path) -> None:
     assert proc.returncode == 0, rest
     assert "✓ " in rest and "every check passes" in rest and "Solved!" in rest
     assert progress_of(folder)["katas"]["fresh-grads"]["solved"]
+
+
+def test_watch_any_file_stops_cleanly_on_ctrl_c(tmp_path: Path, catalogue: Path) -> None:
+    import signal
+
+    loop = tmp_path / "mine.py"
+    shutil.copy(REFERENCE, loop)
+    proc = subprocess.Popen([*_kata_cmd(), "watch", str(loop)], cwd=tmp_path, env=_env(catalogue),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("watching"):
+                break
+        assert lines and lines[0].startswith("✓ ") and "every check passes" in lines[0], "".join(lines)
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and "stopped watching" in rest and "Traceback" not in rest
+    assert not (tmp_path / ".kata").exists()  # watching a file outside any kata records nothing

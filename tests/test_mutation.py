@@ -14,23 +14,55 @@ import libcst as cst
 import pytest
 
 from checker.mutation import (
-    Mutant, MutantError, MutantFileError, Step, apply, load_mutants, mutant_source, parse_mutant,
+    Mutant,
+    MutantError,
+    MutantFileError,
+    Step,
+    apply,
+    load_mutants,
+    mutant_source,
+    parse_mutant,
 )
 from checker.mutation.operators import OPERATORS, TargetError, apply_step, describe
 from tests.conftest import ROOT
 
 MUTANT_IDS = {
-    "zero-grad-missing", "zero-grad-after-backward", "zero-grad-once-per-epoch", "clip-before-backward",
-    "clip-after-step", "scheduler-per-batch", "scheduler-before-training", "scheduler-never-stepped",
-    "train-mode-missing", "train-mode-not-called", "eval-mode-missing", "eval-mode-not-called",
-    "no-grad-missing", "loss-tensor-kept", "optimizer-other-model", "to-device-dropped", "labels-not-moved",
-    "softmax-before-loss", "epoch-loss-batch-mean", "loader-unseeded", "loader-unshuffled", "loader-drop-last",
-    "step-outside-loop", "argmax-wrong-dim", "logits-detached", "model-unseeded", "lr-ignored",
-    "val-on-train-data", "lr-logged-after-step", "step-before-backward", "backward-missing", "data-unstratified",
+    "zero-grad-missing",
+    "zero-grad-after-backward",
+    "zero-grad-once-per-epoch",
+    "clip-before-backward",
+    "clip-after-step",
+    "scheduler-per-batch",
+    "scheduler-before-training",
+    "scheduler-never-stepped",
+    "train-mode-missing",
+    "train-mode-not-called",
+    "eval-mode-missing",
+    "eval-mode-not-called",
+    "no-grad-missing",
+    "loss-tensor-kept",
+    "optimizer-other-model",
+    "to-device-dropped",
+    "labels-not-moved",
+    "softmax-before-loss",
+    "epoch-loss-batch-mean",
+    "loader-unseeded",
+    "loader-unshuffled",
+    "loader-drop-last",
+    "step-outside-loop",
+    "argmax-wrong-dim",
+    "logits-detached",
+    "model-unseeded",
+    "lr-ignored",
+    "val-on-train-data",
+    "lr-logged-after-step",
+    "step-before-backward",
+    "backward-missing",
+    "data-unstratified",
 }
 SCHEMA = ROOT / "tests" / "data" / "mutation-testing-report-schema.json"
 
-SNIPPET = textwrap.dedent('''\
+SNIPPET = textwrap.dedent("""\
     def train(model, loader, optimizer, dev):
         model.train()  # training mode
         for x, y in loader:
@@ -48,7 +80,7 @@ SNIPPET = textwrap.dedent('''\
 
     def other():
         optimizer.step()
-''')
+""")
 
 
 def run_op(operator: str, target: str, function: str = "train", **args) -> str:
@@ -100,7 +132,10 @@ def test_move_statement_into_itself_is_refused():
 
 def test_swap_statements_swaps_with_the_next_one_and_keeps_comments():
     out = run_op("swap_statements", "x = x.to(dev)")
-    assert "        optimizer.zero_grad()\n        # move the batch\n        x = x.to(dev)\n        loss =" in out
+    assert (
+        "        optimizer.zero_grad()\n        # move the batch\n        x = x.to(dev)\n        loss ="
+        in out
+    )
 
 
 def test_swap_statements_needs_a_next_statement():
@@ -155,8 +190,9 @@ def test_targets_are_matched_on_normalised_code():
     # spacing and quotes do not matter; the comment on the line is not part of the target
     out = run_op("delete_statement", "model.train( )")
     assert "model.train()" not in out
-    out = run_op("replace_expression", "DataLoader(ds, batch_size = 4, shuffle=True, generator=g)",
-                 replacement="None")
+    out = run_op(
+        "replace_expression", "DataLoader(ds, batch_size = 4, shuffle=True, generator=g)", replacement="None"
+    )
     assert "return None" in out
 
 
@@ -169,8 +205,9 @@ def test_a_target_matching_several_places_is_an_error_unless_every():
     # `model(x)` appears twice in train()
     with pytest.raises(TargetError, match=r"'model\(x\)' matches 2 expressions in train\(\) \(lines 7, 12\)"):
         run_op("replace_expression", "model(x)", replacement="model(x.float())")
-    out = apply_step(cst.parse_module(SNIPPET), "replace_expression", "train", "model(x)", every=True,
-                     replacement="net(x)")
+    out = apply_step(
+        cst.parse_module(SNIPPET), "replace_expression", "train", "model(x)", every=True, replacement="net(x)"
+    )
     assert out.code.count("net(x)") == 2
 
 
@@ -213,7 +250,7 @@ def _write(folder: Path, name: str, text: str) -> Path:
     return path
 
 
-GOOD = '''\
+GOOD = """\
     id = "{id}"
     title = "t"
     description = "d"
@@ -222,20 +259,34 @@ GOOD = '''\
     operator = "delete_statement"
     function = "train_epoch"
     target = "optimizer.zero_grad()"
-    '''
+    """
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace('title = "t"\n', ""), "missing field `title`"),
-    (lambda t: t.replace('"delete_statement"', '"explode"'), "field `operator`: unknown operator 'explode'"),
-    (lambda t: t + 'anchor = "x"\n', "field `anchor` is not an argument of delete_statement"),
-    (lambda t: t.replace('["steps.overfit"]', '"steps.overfit"'), "field `killed_by` must be a non-empty list"),
-    (lambda t: t.replace('id = "bad-one"', 'id = "other"'), "field `id` is 'other' but the file is named bad-one.toml"),
-    (lambda t: t + "colour = 'red'\n", "field `colour` is not an argument of delete_statement"),
-    (lambda t: t.replace('operator = "delete_statement"', 'operator = "move_statement"'),
-     "missing field `anchor` (operator move_statement needs it)"),
-    (lambda t: t + "[[", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t.replace('title = "t"\n', ""), "missing field `title`"),
+        (
+            lambda t: t.replace('"delete_statement"', '"explode"'),
+            "field `operator`: unknown operator 'explode'",
+        ),
+        (lambda t: t + 'anchor = "x"\n', "field `anchor` is not an argument of delete_statement"),
+        (
+            lambda t: t.replace('["steps.overfit"]', '"steps.overfit"'),
+            "field `killed_by` must be a non-empty list",
+        ),
+        (
+            lambda t: t.replace('id = "bad-one"', 'id = "other"'),
+            "field `id` is 'other' but the file is named bad-one.toml",
+        ),
+        (lambda t: t + "colour = 'red'\n", "field `colour` is not an argument of delete_statement"),
+        (
+            lambda t: t.replace('operator = "delete_statement"', 'operator = "move_statement"'),
+            "missing field `anchor` (operator move_statement needs it)",
+        ),
+        (lambda t: t + "[[", "not valid TOML"),
+    ],
+)
 def test_a_bad_mutant_file_names_the_file_and_the_field(tmp_path, edit, message):
     path = _write(tmp_path, "bad-one.toml", edit(textwrap.dedent(GOOD.format(id="bad-one"))))
     with pytest.raises(MutantFileError) as info:
@@ -244,7 +295,10 @@ def test_a_bad_mutant_file_names_the_file_and_the_field(tmp_path, edit, message)
 
 
 def test_steps_and_every_are_read(tmp_path):
-    _write(tmp_path, "two-steps.toml", '''\
+    _write(
+        tmp_path,
+        "two-steps.toml",
+        """\
         id = "two-steps"
         title = "t"
         description = "d"
@@ -261,17 +315,27 @@ def test_steps_and_every_are_read(tmp_path):
         operator = "delete_statement"
         function = "train_epoch"
         target = "optimizer.zero_grad()"
-        ''')
+        """,
+    )
     [m] = load_mutants(tmp_path).values()
     assert [s.operator for s in m.steps] == ["remove_argument", "delete_statement"] and m.steps[0].every
     assert m.operator == "remove_argument+delete_statement"
 
 
 def test_applying_a_mutant_whose_target_is_gone_names_mutant_and_target(reference_source):
-    m = Mutant("ghost", "t", "d", (Step("delete_statement", "train_epoch", "optimizer.zero_grad(True)"),),
-               ("steps.fresh_grads",), "x")
-    with pytest.raises(MutantError, match=r"mutant ghost: delete_statement on target "
-                                          r"'optimizer.zero_grad\(True\)' in train_epoch\(\).*matches no statement"):
+    m = Mutant(
+        "ghost",
+        "t",
+        "d",
+        (Step("delete_statement", "train_epoch", "optimizer.zero_grad(True)"),),
+        ("steps.fresh_grads",),
+        "x",
+    )
+    with pytest.raises(
+        MutantError,
+        match=r"mutant ghost: delete_statement on target "
+        r"'optimizer.zero_grad\(True\)' in train_epoch\(\).*matches no statement",
+    ):
         apply(m, reference_source)
 
 
@@ -304,13 +368,16 @@ def _result(killed_by=("a.x",)):
     return MutantResult(m, "Pending", source="")
 
 
-@pytest.mark.parametrize("statuses, status, missing, extra", [
-    ({"a.x": "fail", "b.y": "pass"}, "Killed", [], []),
-    ({"a.x": "pass", "b.y": "fail"}, "Killed", ["a.x"], ["b.y"]),
-    ({"a.x": "error", "b.y": "fail"}, "Killed", [], ["b.y"]),
-    ({"a.x": "timeout", "b.y": "pass"}, "Timeout", [], []),
-    ({"a.x": "pass", "b.y": "pass"}, "Survived", ["a.x"], []),
-])
+@pytest.mark.parametrize(
+    "statuses, status, missing, extra",
+    [
+        ({"a.x": "fail", "b.y": "pass"}, "Killed", [], []),
+        ({"a.x": "pass", "b.y": "fail"}, "Killed", ["a.x"], ["b.y"]),
+        ({"a.x": "error", "b.y": "fail"}, "Killed", [], ["b.y"]),
+        ({"a.x": "timeout", "b.y": "pass"}, "Timeout", [], []),
+        ({"a.x": "pass", "b.y": "pass"}, "Survived", ["a.x"], []),
+    ],
+)
 def test_a_report_settles_the_mutants_status(statuses, status, missing, extra):
     from checker.mutation.verify import settle
 
@@ -330,8 +397,9 @@ def test_an_ungradable_mutant_is_a_runtime_error():
 def test_reference_failures_and_flaky_checks_are_problems():
     from checker.mutation.verify import ReferenceResult, Verification
 
-    ref = ReferenceResult(seeds=[0, 1, 2], verdicts={"a.x": ["pass"] * 3, "b.y": ["pass", "fail", "pass"],
-                                                      "c.z": ["fail"] * 3})
+    ref = ReferenceResult(
+        seeds=[0, 1, 2], verdicts={"a.x": ["pass"] * 3, "b.y": ["pass", "fail", "pass"], "c.z": ["fail"] * 3}
+    )
     v = Verification(ref, [], ["a.x", "b.y", "c.z"], "")
     assert ref.flaky == ["b.y"] and ref.failing == ["b.y", "c.z"] and not ref.passed
     assert v.exit_code == 1
@@ -343,10 +411,18 @@ def test_change_span_covers_the_changed_lines():
     from checker.mutation.verify import change_span
 
     ref = "a\nb\nc\nd\n"
-    assert change_span(ref, "a\nB\nc\nd\n") == ({"start": {"line": 2, "column": 1}, "end": {"line": 2, "column": 2}}, "B")
-    assert change_span(ref, "a\nc\nb\nd\n")[0] == {"start": {"line": 2, "column": 1}, "end": {"line": 3, "column": 2}}
-    assert change_span(ref, "a\nb\nX\nc\nd\n") == ({"start": {"line": 3, "column": 1}, "end": {"line": 3, "column": 1}},
-                                                  "X\n")
+    assert change_span(ref, "a\nB\nc\nd\n") == (
+        {"start": {"line": 2, "column": 1}, "end": {"line": 2, "column": 2}},
+        "B",
+    )
+    assert change_span(ref, "a\nc\nb\nd\n")[0] == {
+        "start": {"line": 2, "column": 1},
+        "end": {"line": 3, "column": 2},
+    }
+    assert change_span(ref, "a\nb\nX\nc\nd\n") == (
+        {"start": {"line": 3, "column": 1}, "end": {"line": 3, "column": 1}},
+        "X\n",
+    )
 
 
 # --------------------------------------------------------------------------- the CLI, without grading
@@ -422,16 +498,25 @@ def test_generate_makes_distinct_compiling_mutants_and_flags_known_equivalents()
 
 
 def _kata(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "checker", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        timeout=900,
+    )
 
 
 @pytest.fixture(scope="module")
 def survivor_run(tmp_path_factory):
     """verify on a temporary catalogue: one real mutant, one nothing kills, one that cannot be built."""
     folder = tmp_path_factory.mktemp("mutants")
-    shutil.copy(ROOT / "mutants" / "softmax-before-loss.toml", folder)
-    _write(folder, "renamed-history.toml", '''\
+    shutil.copy(ROOT / "mutants" / "lr-ignored.toml", folder)
+    _write(
+        folder,
+        "renamed-history.toml",
+        """\
         id = "renamed-history"
         title = "fit builds its history with list() instead of []"
         description = "Changes nothing anyone can observe."
@@ -441,12 +526,27 @@ def survivor_run(tmp_path_factory):
         function = "fit"
         target = "history = []"
         replacement = "history = list()"
-        ''')
-    _write(folder, "lost-target.toml", GOOD.format(id="lost-target").replace(
-        "optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=True)"))
+        """,
+    )
+    _write(
+        folder,
+        "lost-target.toml",
+        GOOD.format(id="lost-target").replace(
+            "optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=True)"
+        ),
+    )
     out = tmp_path_factory.mktemp("reports")
-    proc = _kata("mutants", "verify", "--seeds", "2", "--json", str(out / "r.json"), "--html", str(out / "r.html"),
-                 env={"KATA_MUTANTS_DIR": str(folder)})
+    proc = _kata(
+        "mutants",
+        "verify",
+        "--seeds",
+        "2",
+        "--json",
+        str(out / "r.json"),
+        "--html",
+        str(out / "r.html"),
+        env={"KATA_MUTANTS_DIR": str(folder)},
+    )
     return proc, out
 
 
@@ -454,10 +554,12 @@ def test_verify_exits_1_naming_the_survivor(survivor_run):
     proc, _ = survivor_run
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "renamed-history survived: every check passes on it" in proc.stdout
-    assert "lost-target: CompileError: mutant lost-target: delete_statement on target " \
-           "'optimizer.zero_grad(set_to_none=True)'" in proc.stdout
+    assert (
+        "lost-target: CompileError: mutant lost-target: delete_statement on target "
+        "'optimizer.zero_grad(set_to_none=True)'" in proc.stdout
+    )
     rows = {line.split()[0]: line.split()[1] for line in proc.stdout.splitlines() if len(line.split()) > 1}
-    assert rows["softmax-before-loss"] == "Killed" and rows["renamed-history"] == "Survived"
+    assert rows["lr-ignored"] == "Killed" and rows["renamed-history"] == "Survived"
     assert "mutation score 50.0%" in proc.stdout
     assert "graded renamed-history" in proc.stderr  # progress goes to stderr
 
@@ -469,38 +571,57 @@ def test_verify_json_validates_against_strykers_schema(survivor_run):
     jsonschema.validate(report, json.loads(SCHEMA.read_text()))
     assert report["schemaVersion"] == "2"
     mutants = {m["id"]: m for m in report["files"]["solutions/loop.py"]["mutants"]}
-    assert mutants["softmax-before-loss"]["status"] == "Killed"
-    assert "steps.overfit" in mutants["softmax-before-loss"]["killedBy"]
-    assert mutants["softmax-before-loss"]["replacement"].strip().endswith("nn.Softmax(dim=1))")
+    assert mutants["lr-ignored"]["status"] == "Killed"
+    assert "optimizer.setup" in mutants["lr-ignored"]["killedBy"]
+    assert "torch.optim.SGD(model.parameters())" in mutants["lr-ignored"]["replacement"]
     assert mutants["renamed-history"]["status"] == "Survived" and mutants["renamed-history"]["killedBy"] == []
     assert mutants["lost-target"]["status"] == "CompileError"
     tests = [t["id"] for f in report["testFiles"].values() for t in f["tests"]]
     assert "steps.overfit" in tests
     source = report["files"]["solutions/loop.py"]["source"]
-    loc = mutants["softmax-before-loss"]["location"]
-    assert "nn.Sequential" in source.splitlines()[loc["start"]["line"] - 1]
+    loc = mutants["lr-ignored"]["location"]
+    assert "torch.optim.SGD(model.parameters(), lr=lr)" in source.splitlines()[loc["start"]["line"] - 1]
 
 
 def test_verify_html_is_self_contained_and_shows_the_matrix(survivor_run):
     _, out = survivor_run
     page = (out / "r.html").read_text()
     assert "<table class='matrix'>" in page and "steps.overfit" in page
-    for mid in ("softmax-before-loss", "renamed-history", "lost-target"):
+    for mid in ("lr-ignored", "renamed-history", "lost-target"):
         assert f"id='m-{mid}'" in page
     assert "mutation score" in page and "50.0%" in page
     assert "://" not in page and "<script" not in page  # nothing fetched from the network
+
+
+def test_the_html_renders_in_a_browser(survivor_run, tmp_path):
+    from benchmarks.screenshot_html import find_chromium, screenshot
+
+    if find_chromium() is None:
+        pytest.skip("Chromium is not installed")
+    _, out = survivor_run
+    png = screenshot(out / "r.html", tmp_path / "r.png", width=1000, height=800)
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (width, height) == (1000, 800) and len(data) > 20_000  # a blank page compresses to far less
 
 
 def test_a_declared_killer_that_does_not_kill_is_a_problem(lab):
     from checker.mutation import load_mutants as load
     from checker.mutation.verify import run_verify
 
-    real = load()["softmax-before-loss"]
-    wrong = Mutant("softmax-wrongly-declared", real.title, real.description, real.steps,
-                   ("steps.overfit", "data.lesson"), real.documented_in)
+    real = load()["lr-ignored"]
+    wrong = Mutant(
+        "lr-wrongly-declared",
+        real.title,
+        real.description,
+        real.steps,
+        ("optimizer.setup", "data.lesson"),
+        real.documented_in,
+    )
     v = run_verify(mutants=[wrong], seeds=1, lab=lab)
     assert v.results[0].status == "Killed" and v.exit_code == 1
-    assert any(p.startswith("softmax-wrongly-declared:") and "data.lesson" in p for p in v.problems)
+    assert any(p.startswith("lr-wrongly-declared:") and "data.lesson" in p for p in v.problems)
 
 
 def test_verify_on_main_kills_every_mutant_for_its_declared_reasons(lab):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checker.checks.base import check, failed, passed
-from checker.checks.steps import GRAD_TOL, grad_ok
+from checker.checks.common import LOSS_FN_UNUSED, grad_ok, num
 from checker.i18n import Message
 
 CLIP_NORM, EPOCHS = 0.05, 2
@@ -42,30 +42,40 @@ NORM_MISSING = Message(
     es="con clip_norm={clip}, cuando se ejecutó step() en el paso {step} de la época {epoch} los pesos no tenían "
     "gradiente (la pérdida de este lote tiene uno de norma {raw:.4g})",
 )
+NORM_NONFINITE = Message(
+    en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} contained NaN or infinite "
+    "values (this batch's own gradient has norm {raw:.4g})",
+    es="con clip_norm={clip}, el gradiente que usó step() en el paso {step} de la época {epoch} contenía valores "
+    "NaN o infinitos (el propio gradiente de este lote tiene norma {raw:.4g})",
+)
 
 
-@check("clip.norm", family="clip", title=NORM_TITLE, cost=0.5, timeout=20.0)
+@check("clip.norm", family="clip", title=NORM_TITLE, cost=0.6, timeout=20.0)
 def norm(loop, lab) -> dict:
     from checker.instruments import Rig, parameters_of, step_gradients
 
     rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
     loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, clip_norm=CLIP_NORM, device=rig.device)
-    return {"clip": CLIP_NORM, "rows": step_gradients(rig.tape, parameters_of(rig.model), clip_norm=CLIP_NORM)}
+    calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
+    return {"clip": CLIP_NORM, "loss_calls": calls, "rows": step_gradients(rig.tape, parameters_of(rig.model), clip_norm=CLIP_NORM)}
 
 
 @norm.judge
 def _(m: dict):
     rows, clip = m["rows"], m["clip"]
+    if not m["loss_calls"]:
+        return failed(LOSS_FN_UNUSED, where="fit", calls=0)
     if not rows:
         return failed(NORM_NO_STEPS, clip=clip)
     for r in rows:
-        params = dict(clip=clip, step=r["step"], epoch=r["epoch"], raw=r["raw_norm"] or 0.0,
-                      norm=r["norm"] if r["norm"] is not None else float("nan"))
-        if r["norm"] is not None and r["norm"] == 0.0 and (r["raw_norm"] or 0) > 0:
+        params = dict(clip=clip, step=r["step"], epoch=r["epoch"], raw=num(r["raw_norm"]), norm=num(r["norm"]))
+        if not r["finite"]:
+            return failed(NORM_NONFINITE, **params)
+        if r["norm"] == 0.0 and (r["raw_norm"] or 0) > 0:
             return failed(NORM_MISSING, **params)
         if not (r["norm"] is not None and r["norm"] <= clip * (1 + NORM_TOL)):
             return failed(NORM_TOO_BIG, **params)
-        if not grad_ok(r, GRAD_TOL):
-            return failed(NORM_NOT_SCALED, rel=r["rel"] if r["rel"] is not None else float("nan"), **params)
+        if not grad_ok(r):
+            return failed(NORM_NOT_SCALED, rel=num(r["rel"]), **params)
     return passed(NORM_OK, clip=clip, n=len(rows), top=max(r["norm"] for r in rows),
                   raw=max(r["raw_norm"] for r in rows))

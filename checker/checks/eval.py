@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from checker.checks.base import check, failed, passed
+from checker.checks.common import close
 from checker.i18n import Message
 
 LOSS_TOL = 1e-5
@@ -49,7 +50,7 @@ FIGURES_FIT_WRONG = Message(
 )
 
 
-@check("eval.figures", family="eval", title=FIGURES_TITLE, cost=0.15, timeout=20.0)
+@check("eval.figures", family="eval", title=FIGURES_TITLE, cost=0.4, timeout=20.0)
 def figures(loop, lab) -> dict:
     from torch import nn
 
@@ -80,9 +81,8 @@ def figures(loop, lab) -> dict:
 
 
 def same(got: list, want: list) -> bool:
-    loss, acc = got
-    return (loss is not None and acc is not None and abs(loss - want[0]) <= LOSS_TOL * max(1.0, abs(want[0]))
-            and abs(acc - want[1]) <= ACC_TOL)
+    """Loss within float32 round-off (relative), accuracy within ACC_TOL; a NaN model gives NaN for both."""
+    return close(got[0], want[0], rel=LOSS_TOL) and close(got[1], want[1], abs_tol=ACC_TOL)
 
 
 @figures.judge

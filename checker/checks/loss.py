@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from checker.checks.base import check, failed, passed
+from checker.checks.common import LOSS_FN_UNUSED, close, is_nan, num
 from checker.i18n import Message
 
 FALLS_EPOCHS, FALLS_LR = 10, 0.1
@@ -23,27 +24,39 @@ FALLS_FAIL = Message(
     es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento subió en la época {epoch}: {prev:.4f} -> "
     "{cur:.4f} (época a época: {losses}). Con este lr pequeño un bucle correcto la baja en cada época",
 )
+FALLS_NAN = Message(
+    en="over {epochs} epochs of SGD at lr={lr} the training loss became NaN at epoch {epoch} (epoch by epoch: "
+    "{losses}): the numbers overflowed or were poisoned somewhere in the step",
+    es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento se volvió NaN en la época {epoch} "
+    "(época a época: {losses}): los números se desbordaron o se estropearon en algún punto del paso",
+)
 FALLS_SHORT = Message(
     en="fit(..., epochs={epochs}) trained {ran} epoch(s) (the loader was iterated {ran} time(s))",
     es="fit(..., epochs={epochs}) entrenó {ran} época(s) (el cargador se recorrió {ran} vez/veces)",
 )
 
 
-@check("loss.falls", family="loss", title=FALLS_TITLE, cost=0.35, timeout=20.0)
+@check("loss.falls", family="loss", title=FALLS_TITLE, cost=1.0, timeout=20.0)
 def falls(loop, lab) -> dict:
     from checker.instruments import Rig, epoch_means
 
     rig = Rig(lab, lr=FALLS_LR)
     loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, FALLS_EPOCHS, device=rig.device)
-    return {"epochs": FALLS_EPOCHS, "losses": epoch_means(rig.tape)}
+    calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
+    return {"epochs": FALLS_EPOCHS, "losses": epoch_means(rig.tape), "loss_calls": calls}
 
 
 @falls.judge
 def _(m: dict):
     losses = m["losses"]
+    if not m["loss_calls"]:
+        return failed(LOSS_FN_UNUSED, where="fit", calls=0)
     if len(losses) != m["epochs"]:
         return failed(FALLS_SHORT, epochs=m["epochs"], ran=len(losses))
     shown = ", ".join(f"{x:.3f}" for x in losses)
+    for e, x in enumerate(losses, start=1):
+        if is_nan(x):
+            return failed(FALLS_NAN, epochs=m["epochs"], lr=FALLS_LR, epoch=e, losses=shown)
     for e in range(1, len(losses)):
         if not losses[e] < losses[e - 1]:
             return failed(FALLS_FAIL, epochs=m["epochs"], lr=FALLS_LR, epoch=e + 1, prev=losses[e - 1],
@@ -81,7 +94,7 @@ MEAN_NOT_NUMBER = Message(
 )
 
 
-@check("loss.epoch_mean", family="loss", title=MEAN_TITLE, cost=0.05, timeout=20.0)
+@check("loss.epoch_mean", family="loss", title=MEAN_TITLE, cost=0.2, timeout=20.0)
 def epoch_mean(loop, lab) -> dict:
     from checker.instruments import Rig, plain_number, type_name
 
@@ -97,19 +110,16 @@ def epoch_mean(loop, lab) -> dict:
     }
 
 
-def close(a: float | None, b: float | None, tol: float = MEAN_TOL) -> bool:
-    return a is not None and b is not None and abs(a - b) <= tol * max(1.0, abs(b))
-
-
 @epoch_mean.judge
 def _(m: dict):
+    if not m["batches"]:
+        return failed(LOSS_FN_UNUSED, where="train_epoch", calls=0)
     if m["got"] is None:
         return failed(MEAN_NOT_NUMBER, type=m["type"])
-    params = dict(got=m["got"], want=m["want"] if m["want"] is not None else float("nan"), n=m["n"],
-                  batches=m["batches"], last=m["last"],
-                  batch_mean=m["batch_mean"] if m["batch_mean"] is not None else float("nan"))
-    if close(m["got"], m["want"]):
+    params = dict(got=m["got"], want=num(m["want"]), n=m["n"], batches=m["batches"], last=m["last"],
+                  batch_mean=num(m["batch_mean"]))
+    if close(m["got"], m["want"], rel=MEAN_TOL):
         return passed(MEAN_OK, **params)
-    if close(m["got"], m["batch_mean"]):
+    if close(m["got"], m["batch_mean"], rel=MEAN_TOL):
         return failed(MEAN_BATCH_MEAN, **params)
     return failed(MEAN_WRONG, **params)

@@ -48,7 +48,7 @@ GRAPHS_CUDA = Message(
 )
 
 
-@check("memory.graphs", family="memory", title=GRAPHS_TITLE, cost=0.2, timeout=20.0)
+@check("memory.graphs", family="memory", title=GRAPHS_TITLE, cost=0.6, timeout=20.0)
 def graphs(loop, lab) -> dict:
     import torch
 

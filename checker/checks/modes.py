@@ -41,7 +41,7 @@ TRAIN_FROM_START = Message(
 )
 
 
-@check("modes.train", family="modes", title=TRAIN_TITLE, cost=0.3, timeout=20.0)
+@check("modes.train", family="modes", title=TRAIN_TITLE, cost=0.55, timeout=20.0)
 def train(loop, lab) -> dict:
     from checker.instruments import Rig
 
@@ -118,7 +118,7 @@ EVAL_CHANGED = Message(
 )
 
 
-@check("modes.eval", family="modes", title=EVAL_TITLE, cost=0.05, timeout=20.0)
+@check("modes.eval", family="modes", title=EVAL_TITLE, cost=0.1, timeout=20.0)
 def eval_(loop, lab) -> dict:
     from checker.instruments import Rig, plain_number
 

@@ -41,7 +41,7 @@ SETUP_LR = Message(
 )
 
 
-@check("optimizer.setup", family="optimizer", title=SETUP_TITLE, cost=0.05, timeout=20.0)
+@check("optimizer.setup", family="optimizer", title=SETUP_TITLE, cost=0.1, timeout=20.0)
 def setup(loop, lab) -> dict:
     import torch
 

@@ -8,11 +8,10 @@ not show up here.
 from __future__ import annotations
 
 from checker.checks.base import check, failed, passed
+from checker.checks.common import LOSS_FN_UNUSED, grad_ok, num
 from checker.i18n import Message
 
 EPOCHS = 2
-GRAD_TOL = 1e-5
-"""Relative distance allowed between the gradient step() used and the batch's own: float32 round-off."""
 
 # ---------------------------------------------------------------------------- steps.per_batch
 
@@ -31,7 +30,7 @@ PER_BATCH_FAIL = Message(
 )
 
 
-@check("steps.per_batch", family="steps", title=PER_BATCH_TITLE, cost=0.3, timeout=20.0)
+@check("steps.per_batch", family="steps", title=PER_BATCH_TITLE, cost=0.4, timeout=20.0)
 def per_batch(loop, lab) -> dict:
     from checker.instruments import Rig
 
@@ -66,10 +65,10 @@ FRESH_NO_STEPS = Message(
 FRESH_DETACHED = Message(
     en="at step {step} of epoch {epoch}, the loss computed on the batch had no autograd path back to the "
     "model's weights (its gradient with respect to them is empty), so backward() cannot give them a gradient; "
-    "when step() ran, the gradient norm was {norm}. The model cannot learn from a loss cut off from it",
+    "when step() ran, the gradient norm was {norm:.3g}. The model cannot learn from a loss cut off from it",
     es="en el paso {step} de la época {epoch}, la pérdida calculada sobre el lote no tenía camino de autograd "
     "hasta los pesos del modelo (su gradiente respecto a ellos está vacío), así que backward() no puede darles "
-    "gradiente; cuando se ejecutó step(), la norma del gradiente era {norm}. El modelo no puede aprender de una "
+    "gradiente; cuando se ejecutó step(), la norma del gradiente era {norm:.3g}. El modelo no puede aprender de una "
     "pérdida desconectada de él",
 )
 FRESH_MISSING = Message(
@@ -94,37 +93,41 @@ FRESH_OTHER = Message(
     "en un {rel:.1%} (norma {norm:.3g} en lugar de {raw:.3g}): la actualización no sigue al lote recién visto",
 )
 
+FRESH_NONFINITE = Message(
+    en="at step {step} of epoch {epoch}, the gradient step() used contained NaN or infinite values, while this "
+    "batch's own gradient has norm {raw:.3g}: the update wrecks the weights",
+    es="en el paso {step} de la época {epoch}, el gradiente que usó step() contenía valores NaN o infinitos, "
+    "mientras que el propio gradiente de este lote tiene norma {raw:.3g}: la actualización estropea los pesos",
+)
 
-@check("steps.fresh_grads", family="steps", title=FRESH_TITLE, cost=0.6, timeout=20.0)
+
+@check("steps.fresh_grads", family="steps", title=FRESH_TITLE, cost=0.5, timeout=20.0)
 def fresh_grads(loop, lab) -> dict:
     from checker.instruments import Rig, parameters_of, step_gradients
 
     rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
     for _ in range(EPOCHS):
         loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
-    return {"epochs": EPOCHS, "rows": step_gradients(rig.tape, parameters_of(rig.model))}
-
-
-def grad_ok(row: dict, tol: float = GRAD_TOL) -> bool:
-    return bool(row["connected"]) and row["rel"] is not None and row["rel"] <= tol
-
-
-def _fmt_norm(value) -> str:
-    return "undefined" if value is None else f"{value:.3g}"
+    losses = [e for e in rig.tape.of("loss") if e["grad_enabled"]]
+    return {"epochs": EPOCHS, "loss_calls": len(losses), "rows": step_gradients(rig.tape, parameters_of(rig.model))}
 
 
 @fresh_grads.judge
 def _(m: dict):
     rows = m["rows"]
+    if not m["loss_calls"]:
+        return failed(LOSS_FN_UNUSED, where="train_epoch", calls=0)
     if not rows:
         return failed(FRESH_NO_STEPS, epochs=m["epochs"])
     bad = next((r for r in rows if not grad_ok(r)), None)
     if bad is None:
         return passed(FRESH_OK, n=len(rows), worst=max(r["rel"] for r in rows))
-    params = dict(step=bad["step"], epoch=bad["epoch"], norm=_fmt_norm(bad["norm"]), raw=bad["raw_norm"] or 0.0,
-                  ratio=bad["ratio"] or 0.0, rel=bad["rel"] if bad["rel"] is not None else float("nan"))
+    params = dict(step=bad["step"], epoch=bad["epoch"], norm=num(bad["norm"]), raw=num(bad["raw_norm"]),
+                  ratio=num(bad["ratio"]), rel=num(bad["rel"]))
     if not bad["connected"]:
         return failed(FRESH_DETACHED, **params)
+    if not bad["finite"]:
+        return failed(FRESH_NONFINITE, **params)
     if bad["missing"]:
         return failed(FRESH_MISSING, **params)
     if bad["accumulated"]:
@@ -164,7 +167,7 @@ OVERFIT_STALLED = Message(
 )
 
 
-@check("steps.overfit", family="steps", title=OVERFIT_TITLE, cost=3.0, timeout=30.0)
+@check("steps.overfit", family="steps", title=OVERFIT_TITLE, cost=11.0, timeout=30.0)
 def overfit(loop, lab) -> dict:
     from checker.instruments import Rig
 
@@ -175,14 +178,16 @@ def overfit(loop, lab) -> dict:
     # the loss the loop itself computes (through the spy), first and last batch
     losses = [e["value"] for e in rig.tape.of("loss") if e["grad_enabled"]]
     _, acc = rig.figures(X, y)
-    return {"first_loss": losses[0] if losses else float("nan"), "loss": losses[-1] if losses else float("nan"),
-            "correct": round(acc * OVERFIT_N)}
+    return {"first_loss": losses[0] if losses else None, "loss": losses[-1] if losses else None,
+            "correct": round(acc * OVERFIT_N), "loss_calls": len(losses)}
 
 
 @overfit.judge
 def _(m: dict):
-    params = dict(steps=OVERFIT_STEPS, lr=OVERFIT_LR, first=m["first_loss"], loss=m["loss"],
+    if not m.get("loss_calls", 1):
+        return failed(LOSS_FN_UNUSED, where="train_epoch", calls=0)
+    params = dict(steps=OVERFIT_STEPS, lr=OVERFIT_LR, first=num(m["first_loss"]), loss=num(m["loss"]),
                   correct=m["correct"], max_loss=OVERFIT_MAX_LOSS)
-    if m["loss"] < OVERFIT_MAX_LOSS and m["correct"] == OVERFIT_N:
+    if m["loss"] is not None and m["loss"] < OVERFIT_MAX_LOSS and m["correct"] == OVERFIT_N:
         return passed(OVERFIT_OK, **params)
     return failed(OVERFIT_STALLED if m["correct"] == OVERFIT_N else OVERFIT_FAIL, **params)

@@ -88,3 +88,30 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, workdir, lang)
         report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout)
     emit_report(report, fmt, lang, verbose)
     raise SystemExit(report.exit_code)
+
+
+@click.command("checks")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+@lang_option
+def checks_cmd(as_json, lang):
+    """List every behavioural check: its id, family and what it verifies."""
+    import json
+
+    from checker.checks import REGISTRY, ordered_ids
+
+    lang = current_lang(lang)
+    rows = [{"id": cid, "family": REGISTRY[cid].family, "title": REGISTRY[cid].title.render(lang),
+             "devices": list(REGISTRY[cid].devices)} for cid in ordered_ids(None, device="cpu")]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    from checker.term import console
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("id", "family", "title"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["id"], row["family"], row["title"])
+    console().print(table)

@@ -136,6 +136,8 @@ NO_MORE_HINTS = Message(
     es="No hay más pistas: las {total} están arriba. Vuelve a ver el síntoma ({run}) y lee, línea a línea, "
        "la parte de {file} a la que apuntan las pistas.",
 )
+NOT_OPENED = Message(en="You have not opened this kata yet: `kata next {kata}` opens it.",
+                     es="Aún no has abierto esta kata: `kata next {kata}` la abre.")
 HINTS_SO_FAR = Message(en="Hints so far:", es="Pistas hasta ahora:")
 NO_HINTS_YET = Message(en="No hint revealed yet (`kata hint`).",
                        es="Aún no has visto ninguna pista (`kata hint`).")
@@ -179,7 +181,10 @@ STATUS_PASS = Message(en="every check passes", es="todas las comprobaciones pasa
 STATUS_FAILS = Message(en="{id} fails", es="{id} falla")
 STATUS_MORE = Message(en=" (+{n} more)", es=" (+{n} más)")
 STATUS_CANNOT = Message(en="cannot grade the file", es="no se puede evaluar el archivo")
-IN_FOLDER = Message(en="Working folder: {dir}", es="Carpeta de trabajo: {dir}")
+CURVE = Message(
+    en="training loss, {epochs} epochs of SGD at lr={lr}:  {line}  ({first} → {last})",
+    es="pérdida de entrenamiento, {epochs} épocas de SGD con lr={lr}:  {line}  ({first} → {last})",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,6 +271,10 @@ class Session:
 
 
 def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = True) -> Session:
+    """The working folder, its progress and the catalogue; any problem is a UsageProblem (exit 2).
+
+    With ``need_katas`` False (watching any file), a missing or broken catalogue is not an error.
+    """
     lang = current_lang(lang)
     try:
         folder = resolve_workdir(workdir)
@@ -273,15 +282,15 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
     except ProgressError as exc:
         raise UsageProblem(exc.render(lang)) from None
     katas: list[Kata] = []
-    if need_katas:
-        try:
-            katas = load_katas()
-        except KataFileError as exc:
+    try:
+        katas = load_katas()
+    except KataFileError as exc:
+        if need_katas:
             raise UsageProblem(CATALOGUE_BROKEN.render(lang, error=exc)) from None
-        if not katas:
-            from checker.katas import resolve_katas_dir
+    if not katas and need_katas:
+        from checker.katas import resolve_katas_dir
 
-            raise UsageProblem(CATALOGUE_EMPTY.render(lang, dir=resolve_katas_dir()))
+        raise UsageProblem(CATALOGUE_EMPTY.render(lang, dir=resolve_katas_dir()))
     return Session(lang, folder, progress, katas)
 
 
@@ -460,6 +469,25 @@ def unified(a: str, b: str, a_name: str, b_name: str, context: int = 2) -> list[
                                      a_name, b_name, n=context))
 
 
+def loss_curve(report, lang: str) -> str | None:
+    """A one-line chart of the epoch losses that loss.falls measured (the lesson's SGD run), if any."""
+    import math
+
+    from checker.checks.loss import FALLS_LR
+    from checker.term import sparkline
+
+    res = next((c for c in report.checks if c.id == "loss.falls"), None)
+    losses = (res.measured or {}).get("losses") if res else None
+    if not losses or not all(isinstance(x, int | float) for x in losses):
+        return None
+
+    def shown(x: float) -> str:
+        return f"{x:.3f}" if math.isfinite(x) else str(x)
+
+    return CURVE.render(lang, epochs=len(losses), lr=FALLS_LR, line=sparkline(losses),
+                        first=shown(losses[0]), last=shown(losses[-1]))
+
+
 def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", device: str = "cpu",
                   only: tuple[str, ...] = (), verbose: bool = False, timeout: float | None = None) -> int:
     """`kata check` without PATH: grade the current kata's file, record a pass; the exit code."""
@@ -481,6 +509,9 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
     session.save()
     if out is None:
         return report.exit_code
+    curve = loss_curve(report, session.lang)
+    if curve:
+        out.print(f"[dim]{escape(curve)}[/]")
     out.print("")
     text = path.read_text(encoding="utf-8", errors="replace")
     rec = session.progress.record(kata.slug)
@@ -557,6 +588,9 @@ def show_cmd(kata, workdir, lang):
     out.print("")
     if rec and rec.solved:
         session.tell(out, SOLVED_ON, "green", when=rec.solved)
+    elif rec is None:
+        session.tell(out, NOT_OPENED, "yellow", kata=chosen.slug)
+        return
     elif not path.exists():
         session.tell(out, FILE_MISSING, "yellow", path=shown_path(path))
     session.tell(out, WHAT_NEXT, run=session.run_command(chosen), file=shown_path(path),
@@ -814,7 +848,7 @@ def watch_cmd(path, device, max_checks, workdir, lang):
     from checker.formats import render_text
     from checker.grading import grade_one
 
-    session = open_session(workdir, lang, need_katas=True)
+    session = open_session(workdir, lang, need_katas=path is None)
     if path is None:
         kata: Kata | None = session.current()
         target = session.file_of(kata)
@@ -848,6 +882,9 @@ def watch_cmd(path, device, max_checks, workdir, lang):
             out.print(f"[bold {colour}]{escape(line)}[/]  [dim]{stamp} {escape(shown_path(target))}[/]")
             out.print("")
             render_text(report, out, session.lang)
+            curve = loss_curve(report, session.lang)
+            if curve:
+                out.print(f"[dim]{escape(curve)}[/]")
             if kata is not None and report.error is None:
                 newly = session.progress.checked(kata.slug, report.passed)
                 session.save()

@@ -36,8 +36,13 @@ def _source(mutant) -> str:
 
 
 @click.group("mutants")
-@click.option("--mutants-dir", type=click.Path(file_okay=False), envvar="KATA_MUTANTS_DIR", hidden=True,
-              help="Read the mutants from this folder instead of the shipped one.")
+@click.option(
+    "--mutants-dir",
+    type=click.Path(file_okay=False),
+    envvar="KATA_MUTANTS_DIR",
+    hidden=True,
+    help="Read the mutants from this folder instead of the shipped one.",
+)
 @click.pass_context
 def mutants_group(ctx: click.Context, mutants_dir: str | None) -> None:
     """The broken loops behind the katas, and the proof that the checks catch each one."""
@@ -54,11 +59,23 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         import json
 
-        click.echo(json.dumps([
-            {"id": m.id, "title": m.title, "operator": m.operator, "functions": list(m.functions),
-             "killed_by": list(m.killed_by), "documented_in": m.documented_in, "equivalent": m.equivalent}
-            for m in mutants.values()
-        ], indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": m.id,
+                        "title": m.title,
+                        "operator": m.operator,
+                        "functions": list(m.functions),
+                        "killed_by": list(m.killed_by),
+                        "documented_in": m.documented_in,
+                        "equivalent": m.equivalent,
+                    }
+                    for m in mutants.values()
+                ],
+                indent=2,
+            )
+        )
         return
     from rich.markup import escape
     from rich.table import Table
@@ -69,8 +86,13 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     for col in ("id", "operator", "in", "killed by", "title"):
         table.add_column(col, no_wrap=col != "title")
     for m in mutants.values():
-        table.add_row(escape(m.id), m.operator, ", ".join(m.functions), ", ".join(m.killed_by),
-                      escape(m.title) + (" [dim](equivalent)[/]" if m.equivalent else ""))
+        table.add_row(
+            escape(m.id),
+            m.operator,
+            ", ".join(m.functions),
+            ", ".join(m.killed_by),
+            escape(m.title) + (" [dim](equivalent)[/]" if m.equivalent else ""),
+        )
     out = console()
     out.print(table)
     out.print(f"[dim]{len(mutants)} mutants[/]")
@@ -90,7 +112,9 @@ def show_cmd(ctx: click.Context, mutant_id: str) -> None:
     out = console()
     out.print(f"[bold]{escape(mutant.id)}[/]: {escape(mutant.title)}")
     out.print(f"[dim]{escape(mutant.description)}[/]")
-    out.print(f"[dim]killed by: {', '.join(mutant.killed_by)} · documented in: {escape(mutant.documented_in)}[/]")
+    out.print(
+        f"[dim]killed by: {', '.join(mutant.killed_by)} · documented in: {escape(mutant.documented_in)}[/]"
+    )
     if mutant.equivalent:
         out.print(f"[yellow]declared equivalent:[/] {escape(mutant.equivalent)}")
     styles = {"+": "green", "-": "red", "@": "cyan"}
@@ -140,8 +164,14 @@ class _Progress:
         if self.live:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=self.out, transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.out,
+                transient=True,
+            )
             self.task = self.bar.add_task("grading", total=total)
 
     def __enter__(self):
@@ -164,12 +194,27 @@ class _Progress:
 
 @mutants_group.command("verify")
 @click.option("--only", multiple=True, metavar="ID", help="Verify only this mutant (repeatable).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Write a Stryker mutation-testing report (schema version 2) to this file.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
-              help="Write a self-contained HTML page with the kill matrix and every diff.")
-@click.option("--seeds", type=click.IntRange(1, 20), default=3, show_default=True,
-              help="Run the reference under this many global RNG seeds; a check whose verdict changes is flaky.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write a Stryker mutation-testing report (schema version 2) to this file.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write a self-contained HTML page with the kill matrix and every diff.",
+)
+@click.option(
+    "--seeds",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="Run the reference under this many global RNG seeds; a check whose verdict changes is flaky.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @lang_option
 @click.pass_context
@@ -200,8 +245,15 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
     lab = prepared_lab("cpu")
     with _Progress(total, quiet) as progress:
         try:
-            result = run_verify(mutants_dir=ctx.obj.get("mutants_dir"), only=only, seeds=seeds, lab=lab,
-                                lang=lang, on_check=progress.check, on_done=progress.done)
+            result = run_verify(
+                mutants_dir=ctx.obj.get("mutants_dir"),
+                only=only,
+                seeds=seeds,
+                lab=lab,
+                lang=lang,
+                on_check=progress.check,
+                on_done=progress.done,
+            )
         except (VerifyProblem, MutantFileError) as exc:
             raise UsageProblem(str(exc)) from None
     render_terminal(result, console())
@@ -218,13 +270,27 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
 
 
 @mutants_group.command("generate")
-@click.option("--function", "functions", multiple=True, metavar="NAME",
-              help="Mutate only this protocol function (repeatable; default: all but seed_everything's callers).")
-@click.option("--operator", "operators", multiple=True, metavar="NAME", help="Use only this operator (repeatable).")
-@click.option("--limit", type=click.IntRange(1), default=None, help="Grade at most this many generated mutants.")
+@click.option(
+    "--function",
+    "functions",
+    multiple=True,
+    metavar="NAME",
+    help="Mutate only this protocol function (repeatable; default: all but seed_everything's callers).",
+)
+@click.option(
+    "--operator", "operators", multiple=True, metavar="NAME", help="Use only this operator (repeatable)."
+)
+@click.option(
+    "--limit", type=click.IntRange(1), default=None, help="Grade at most this many generated mutants."
+)
 @click.option("--dry-run", is_flag=True, help="List the generated mutants without grading them.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the generated mutants and their verdicts as a Stryker report.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the generated mutants and their verdicts as a Stryker report.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @click.pass_context
 def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_path, quiet) -> None:
@@ -249,8 +315,8 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
             out.print(f"{g.mutant.id}  [dim]{g.summary}[/]")
         out.print(f"[dim]{len(generated)} generated mutants[/]")
         return
-    from checker.cli.common import prepared_lab
     from checker.checks import REGISTRY
+    from checker.cli.common import prepared_lab
 
     lab = prepared_lab("cpu")
     with _Progress((len(generated) + 1) * len(REGISTRY), quiet) as progress:

@@ -117,8 +117,9 @@ def _text(data: dict, key: str, where: str, *, required: bool = True) -> str | N
 def _step(data: dict, where: str) -> Step:
     operator = _text(data, "operator", where)
     if operator not in OPERATORS:
-        raise MutantFileError(f"{where}: field `operator`: unknown operator {operator!r} "
-                              f"(known: {', '.join(OPERATORS)})")
+        raise MutantFileError(
+            f"{where}: field `operator`: unknown operator {operator!r} (known: {', '.join(OPERATORS)})"
+        )
     function = _text(data, "function", where)
     target = _text(data, "target", where)
     every = data.get("every", False)
@@ -129,7 +130,9 @@ def _step(data: dict, where: str) -> Step:
     for key in args:
         if key not in required and key not in optional:
             allowed = ", ".join(sorted(STEP_FIELDS | set(required) | set(optional)))
-            raise MutantFileError(f"{where}: field `{key}` is not an argument of {operator} (allowed: {allowed})")
+            raise MutantFileError(
+                f"{where}: field `{key}` is not an argument of {operator} (allowed: {allowed})"
+            )
         if not isinstance(args[key], str):
             raise MutantFileError(f"{where}: field `{key}` must be a string, got {args[key]!r}")
     for key in required:
@@ -149,23 +152,33 @@ def parse_mutant(text: str, path: Path) -> Mutant:
     if not ID_PATTERN.match(mid):
         raise MutantFileError(f"{where}: field `id` {mid!r} must be lowercase words joined by '-'")
     if mid != path.stem:
-        raise MutantFileError(f"{where}: field `id` is {mid!r} but the file is named {path.name}; they must agree")
+        raise MutantFileError(
+            f"{where}: field `id` is {mid!r} but the file is named {path.name}; they must agree"
+        )
     killed_by = data.get("killed_by")
     if killed_by is None:
-        raise MutantFileError(f"{where}: missing field `killed_by` (the check ids that must kill this mutant)")
+        raise MutantFileError(
+            f"{where}: missing field `killed_by` (the check ids that must kill this mutant)"
+        )
     if not isinstance(killed_by, list) or not killed_by or not all(isinstance(c, str) for c in killed_by):
-        raise MutantFileError(f"{where}: field `killed_by` must be a non-empty list of check ids, got {killed_by!r}")
+        raise MutantFileError(
+            f"{where}: field `killed_by` must be a non-empty list of check ids, got {killed_by!r}"
+        )
     bad = [c for c in killed_by if not CHECK_PATTERN.match(c)]
     if bad:
-        raise MutantFileError(f"{where}: field `killed_by`: {', '.join(map(repr, bad))} is not a check id "
-                              "like 'steps.fresh_grads'")
+        raise MutantFileError(
+            f"{where}: field `killed_by`: {', '.join(map(repr, bad))} is not a check id "
+            "like 'steps.fresh_grads'"
+        )
     if "steps" in data:
         if not isinstance(data["steps"], list) or not data["steps"]:
             raise MutantFileError(f"{where}: field `steps` must be a non-empty array of tables ([[steps]])")
         for key in STEP_FIELDS - {"every"}:
             if key in data:
-                raise MutantFileError(f"{where}: field `{key}` given both at the top and in [[steps]]; "
-                                      "with steps, every step carries its own")
+                raise MutantFileError(
+                    f"{where}: field `{key}` given both at the top and in [[steps]]; "
+                    "with steps, every step carries its own"
+                )
         steps = tuple(_step(s, f"{where}: steps[{i}]") for i, s in enumerate(data["steps"]))
         step_data: dict = {}
     else:
@@ -214,18 +227,22 @@ def apply(mutant: Mutant, reference_source: str) -> str:
     for i, step in enumerate(mutant.steps):
         where = f"mutant {mutant.id}" + (f", step {i + 1}" if len(mutant.steps) > 1 else "")
         try:
-            module = apply_step(module, step.operator, step.function, step.target, every=step.every, **step.args)
+            module = apply_step(
+                module, step.operator, step.function, step.target, every=step.every, **step.args
+            )
         except (TargetError, OperatorError) as exc:
-            raise MutantError(f"{where}: {step.operator} on target {step.target!r} in {step.function}(): {exc}"
-                              ) from None
+            raise MutantError(
+                f"{where}: {step.operator} on target {step.target!r} in {step.function}(): {exc}"
+            ) from None
     code = module.code
     if code == reference_source:
         raise MutantError(f"mutant {mutant.id}: applying it leaves the reference unchanged")
     try:
         compile(code, f"<mutant {mutant.id}>", "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise MutantError(f"mutant {mutant.id}: the mutated source does not compile: {exc.msg} "
-                          f"(line {exc.lineno})") from None
+        raise MutantError(
+            f"mutant {mutant.id}: the mutated source does not compile: {exc.msg} (line {exc.lineno})"
+        ) from None
     return code
 
 
@@ -238,6 +255,15 @@ def mutant_source(mutant_id: str, *, mutants_dir: str | os.PathLike | None = Non
 
 
 __all__ = [
-    "ENV_DIR", "Mutant", "MutantError", "MutantFileError", "Step", "apply", "load_mutants",
-    "mutant_source", "parse_mutant", "reference_source", "resolve_dir",
+    "ENV_DIR",
+    "Mutant",
+    "MutantError",
+    "MutantFileError",
+    "Step",
+    "apply",
+    "load_mutants",
+    "mutant_source",
+    "parse_mutant",
+    "reference_source",
+    "resolve_dir",
 ]

@@ -57,8 +57,19 @@ def _canonical_statement(code: str) -> str:
     return ast.unparse(stmt)
 
 
-_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
-             ast.AsyncFunctionDef, ast.ClassDef, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+_COMPOUND = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.If,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Match,
+) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
 def _canonical_expression(code: str) -> str:
@@ -161,8 +172,11 @@ class _Apply(cst.CSTTransformer):
         pre, post = plan.before.get(key, []), plan.after.get(key, [])
         if not pre and not post:
             return result
-        middle = [] if isinstance(result, cst.RemovalSentinel) else (
-            list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result])
+        middle = (
+            []
+            if isinstance(result, cst.RemovalSentinel)
+            else (list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result])
+        )
         return cst.FlattenSentinel([*pre, *middle, *post])
 
 
@@ -298,7 +312,9 @@ class Site:
             return
         body = getattr(anchor, "body", None)
         if not isinstance(body, cst.IndentedBlock):
-            raise OperatorError(f"position {position!r} needs a block statement (for, if, with, ...) as anchor")
+            raise OperatorError(
+                f"position {position!r} needs a block statement (for, if, with, ...) as anchor"
+            )
         table = self.plan.prepend if position == "first_in" else self.plan.append
         table.setdefault(id(body), []).extend(nodes)
 
@@ -317,8 +333,18 @@ def _statements(code: str) -> list[cst.BaseStatement]:
         raise OperatorError(f"replacement {code!r} is not valid Python statements: {exc.message}") from None
 
 
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BaseNumber, cst.BaseString,
-           cst.Tuple, cst.List, cst.Dict, cst.Set)
+_ATOMIC = (
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.BaseNumber,
+    cst.BaseString,
+    cst.Tuple,
+    cst.List,
+    cst.Dict,
+    cst.Set,
+)
 
 
 def _expression(code: str) -> cst.BaseExpression:
@@ -339,8 +365,10 @@ def _arguments(code: str) -> list[cst.Arg]:
     except cst.ParserSyntaxError as exc:
         raise OperatorError(f"{code!r} is not a valid argument list: {exc.message}") from None
     assert isinstance(call, cst.Call)
-    return [a.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
-            for a in call.args]
+    return [
+        a.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+        for a in call.args
+    ]
 
 
 def _kind(*kinds: str) -> Callable[[Callable], Callable]:
@@ -413,7 +441,9 @@ def drop_assignment(site: Site, node: cst.BaseStatement) -> None:
     """`x = x.to(device)` -> `x.to(device)` (the value is computed, then thrown away)."""
     small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
     if not isinstance(small, cst.Assign | cst.AnnAssign | cst.AugAssign) or small.value is None:
-        raise OperatorError(f"drop_assignment needs an assignment with a value, got {site.code(node).strip()!r}")
+        raise OperatorError(
+            f"drop_assignment needs an assignment with a value, got {site.code(node).strip()!r}"
+        )
     site.replace(node, node.with_changes(body=[cst.Expr(small.value)]))
 
 
@@ -438,7 +468,9 @@ def remove_call(site: Site, node: cst.BaseExpression) -> None:
 def drop_method_call(site: Site, node: cst.BaseExpression) -> None:
     """`loss.item()` -> `loss` (the object itself instead of what the method returns)."""
     if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
-        raise OperatorError(f"drop_method_call needs a method call obj.name(...), got {site.code(node).strip()!r}")
+        raise OperatorError(
+            f"drop_method_call needs a method call obj.name(...), got {site.code(node).strip()!r}"
+        )
     site.replace(node, node.func.value)
 
 
@@ -487,8 +519,9 @@ def describe(name: str) -> str:
     return (OPERATORS[name].__doc__ or "").strip().splitlines()[0]
 
 
-def apply_step(module: cst.Module, operator: str, function: str, target: str, *, every: bool = False,
-               **args: Any) -> cst.Module:
+def apply_step(
+    module: cst.Module, operator: str, function: str, target: str, *, every: bool = False, **args: Any
+) -> cst.Module:
     """Apply one operator at the place(s) ``target`` names inside ``function``; the new module."""
     if operator not in OPERATORS:
         raise OperatorError(f"unknown operator {operator!r} (known: {', '.join(OPERATORS)})")

@@ -17,8 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from checker.mutation.verify import (
-    COMPILE_ERROR, IGNORED, KILLED, REFERENCE_NAME, RUNTIME_ERROR, SURVIVED, TIMEOUT, MutantResult,
-    Verification, change_span, unified_diff,
+    COMPILE_ERROR,
+    IGNORED,
+    KILLED,
+    REFERENCE_NAME,
+    RUNTIME_ERROR,
+    SURVIVED,
+    TIMEOUT,
+    MutantResult,
+    Verification,
+    change_span,
+    unified_diff,
 )
 
 SCHEMA_URL = "https://git.io/mutation-testing-schema"
@@ -31,8 +40,14 @@ LEGEND = (
     f"{DECLARED_KILL} killed by a declared check   {EXTRA_KILL} killed by another check too   "
     f"{MISSED} declared check did not kill it   {PASSES} passes   E/T: by an error/timeout"
 )
-_STATUS_STYLE = {KILLED: "green", TIMEOUT: "green", SURVIVED: "bold red", RUNTIME_ERROR: "bold red",
-                 COMPILE_ERROR: "bold red", IGNORED: "dim"}
+_STATUS_STYLE = {
+    KILLED: "green",
+    TIMEOUT: "green",
+    SURVIVED: "bold red",
+    RUNTIME_ERROR: "bold red",
+    COMPILE_ERROR: "bold red",
+    IGNORED: "dim",
+}
 
 
 def cell(result: MutantResult, cid: str) -> tuple[str, str]:
@@ -88,18 +103,25 @@ def render_terminal(v: Verification, out) -> None:
     columns = [f"{i:>2} {c:<{width}}" for i, c in enumerate(v.check_ids, start=1)]
     per_line = max(1, 100 // (width + 5))
     for start in range(0, len(columns), per_line):
-        out.print("[dim]" + "  ".join(columns[start:start + per_line]) + "[/]")
+        out.print("[dim]" + "  ".join(columns[start : start + per_line]) + "[/]")
     out.print()
     if ref.error:
         out.print(f"[bold red]the reference cannot be graded:[/] {escape(ref.error)}")
     elif ref.passed:
-        out.print(f"[green]reference passes all {len(v.check_ids)} checks under {seeds} seed(s)[/]"
-                  + ("" if not ref.flaky else f" [yellow](flaky: {', '.join(ref.flaky)})[/]"))
-    counts = ", ".join(f"{v.count(s)} {s.lower()}" for s in (KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR,
-                                                                COMPILE_ERROR, IGNORED) if v.count(s))
+        out.print(
+            f"[green]reference passes all {len(v.check_ids)} checks under {seeds} seed(s)[/]"
+            + ("" if not ref.flaky else f" [yellow](flaky: {', '.join(ref.flaky)})[/]")
+        )
+    counts = ", ".join(
+        f"{v.count(s)} {s.lower()}"
+        for s in (KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED)
+        if v.count(s)
+    )
     colour = "green" if v.score == 100.0 and not v.problems else "bold red"
-    out.print(f"[{colour}]mutation score {v.score:.1f}%[/] ({v.detected}/{v.valid} detected; {counts}) "
-              f"in {v.seconds.get('total', 0.0):.1f} s")
+    out.print(
+        f"[{colour}]mutation score {v.score:.1f}%[/] ({v.detected}/{v.valid} detected; {counts}) "
+        f"in {v.seconds.get('total', 0.0):.1f} s"
+    )
     idle = v.idle_checks
     if idle:
         out.print(f"[yellow]checks that kill nothing:[/] {', '.join(idle)}")
@@ -183,7 +205,9 @@ def stryker_report(v: Verification) -> dict[str, Any]:
             }
         },
         "testFiles": _check_tests(v.check_ids),
-        "performance": {k: round(v.seconds.get(k, 0.0) * 1000, 1) for k in ("setup", "initialRun", "mutation")},
+        "performance": {
+            k: round(v.seconds.get(k, 0.0) * 1000, 1) for k in ("setup", "initialRun", "mutation")
+        },
         "framework": {"name": "kata mutants verify", "version": __version__, "dependencies": versions},
         "system": {
             "ci": bool(os.environ.get("CI")),
@@ -192,8 +216,12 @@ def stryker_report(v: Verification) -> dict[str, Any]:
         },
         "config": {
             **v.config,
-            "reference": {"seeds": v.reference.seeds, "passed": v.reference.passed,
-                          "failing": v.reference.failing, "flaky": v.reference.flaky},
+            "reference": {
+                "seeds": v.reference.seeds,
+                "passed": v.reference.passed,
+                "failing": v.reference.failing,
+                "flaky": v.reference.flaky,
+            },
             "declared": {r.mutant.id: list(r.mutant.killed_by) for r in v.results},
         },
     }
@@ -210,10 +238,12 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;co
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .summary{display:flex;gap:14px;flex-wrap:wrap;margin:12px 0 18px}
 .card{border:1px solid #d9dde5;border-radius:8px;padding:8px 14px;min-width:120px}
-.card b{display:block;font-size:22px}.ok{color:#11813a}.bad{color:#c0262d}.warn{color:#a86500}.dim{color:#7a8190}
+.card b{display:block;font-size:22px}
+.ok{color:#11813a}.bad{color:#c0262d}.warn{color:#a86500}.dim{color:#7a8190}
 table.matrix{border-collapse:collapse;font-size:13px}
 .matrix th,.matrix td{border:1px solid #e3e6ec;padding:2px 5px;text-align:center}
-.matrix th.check{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;font-weight:500;padding:6px 2px}
+.matrix th.check{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;
+  font-weight:500;padding:6px 2px}
 .matrix td.name{text-align:left;white-space:nowrap;font-family:ui-monospace,Menlo,Consolas,monospace}
 .matrix td.name a{color:inherit;text-decoration:none}
 .matrix tr.ref td{background:#f3f7f3}
@@ -225,7 +255,8 @@ table.matrix{border-collapse:collapse;font-size:13px}
 .mutant{border:1px solid #e3e6ec;border-radius:8px;padding:10px 14px;margin:10px 0}
 .mutant h3{margin:0 0 4px;font-size:15px}.meta{color:#4a5262;font-size:13px}
 pre.diff{background:#f7f8fa;padding:8px;overflow-x:auto;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
-pre.diff .add{background:#e3f6e8;color:#0c5a28;display:block}pre.diff .del{background:#fde8ea;color:#8f141b;display:block}
+pre.diff .add{background:#e3f6e8;color:#0c5a28;display:block}
+pre.diff .del{background:#fde8ea;color:#8f141b;display:block}
 pre.diff .hunk{color:#5661a8;display:block}
 ul.problems li{color:#c0262d}
 """
@@ -238,7 +269,15 @@ def _e(text: object) -> str:
 def _diff_html(lines: list[str]) -> str:
     out = []
     for line in lines[2:]:
-        cls = "add" if line.startswith("+") else "del" if line.startswith("-") else "hunk" if line.startswith("@@") else ""
+        cls = (
+            "add"
+            if line.startswith("+")
+            else "del"
+            if line.startswith("-")
+            else "hunk"
+            if line.startswith("@@")
+            else ""
+        )
         out.append(f'<span class="{cls}">{_e(line)}</span>' if cls else _e(line) + "\n")
     return "".join(out)
 
@@ -253,21 +292,32 @@ def render_html(v: Verification) -> str:
         ("mutation score", f"{v.score:.1f}%", score_cls),
         ("killed", v.count(KILLED) + v.count(TIMEOUT), "ok"),
         ("survived", v.count(SURVIVED), "bad" if v.count(SURVIVED) else "ok"),
-        ("errors", v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR),
-         "bad" if v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR) else "ok"),
+        (
+            "errors",
+            v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR),
+            "bad" if v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR) else "ok",
+        ),
         ("ignored", v.count(IGNORED), "dim"),
-        ("reference", f"{'passes' if ref.passed else 'FAILS'} ×{len(ref.seeds)}", "ok" if ref.passed else "bad"),
+        (
+            "reference",
+            f"{'passes' if ref.passed else 'FAILS'} ×{len(ref.seeds)}",
+            "ok" if ref.passed else "bad",
+        ),
     ]
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width,initial-scale=1'>",
-        "<title>kata mutants verify</title><style>", _CSS, "</style></head><body>",
+        "<title>kata mutants verify</title><style>",
+        _CSS,
+        "</style></head><body>",
         "<h1>kata mutants verify</h1>",
-        f"<div class='dim'>{len(v.results)} mutants of {_e(REFERENCE_NAME)} against {len(v.check_ids)} checks, "
-        f"{v.seconds.get('total', 0.0):.1f} s</div>",
+        f"<div class='dim'>{len(v.results)} mutants of {_e(REFERENCE_NAME)} against "
+        f"{len(v.check_ids)} checks, {v.seconds.get('total', 0.0):.1f} s</div>",
         "<div class='summary'>",
-        *(f"<div class='card'><span class='dim'>{_e(k)}</span><b class='{c}'>{_e(val)}</b></div>"
-          for k, val, c in cards),
+        *(
+            f"<div class='card'><span class='dim'>{_e(k)}</span><b class='{c}'>{_e(val)}</b></div>"
+            for k, val, c in cards
+        ),
         "</div>",
     ]
     problems = v.problems
@@ -279,47 +329,68 @@ def render_html(v: Verification) -> str:
     for cid in v.check_ids:
         title = REGISTRY[cid].title.render("en") if cid in REGISTRY else cid
         parts.append(f"<th class='check' title='{_e(title)}'>{_e(cid)}</th>")
-    parts.append("</tr></thead><tbody><tr class='ref'><td class='name'>reference</td>"
-                 f"<td class='{'ok' if ref.passed else 'bad'}'>{'passes' if ref.passed else 'FAILS'}</td>")
+    parts.append(
+        "</tr></thead><tbody><tr class='ref'><td class='name'>reference</td>"
+        f"<td class='{'ok' if ref.passed else 'bad'}'>{'passes' if ref.passed else 'FAILS'}</td>"
+    )
     for cid in v.check_ids:
         statuses = ref.verdicts.get(cid, [])
         good = statuses and all(s == "pass" for s in statuses)
         parts.append(f"<td class='{'c-pass' if good else 'c-missed'}'>{'✓' if good else '✗'}</td>")
     parts.append("</tr>")
     for r in v.results:
-        flag = " <b class='bad' title='a declared check did not kill it'>!</b>" if r.missing or r.unknown else ""
-        parts.append(f"<tr><td class='name'><a href='#m-{_e(r.mutant.id)}'>{_e(r.mutant.id)}</a></td>"
-                     f"<td class='st-{_e(r.status)}'>{_e(r.status)}{flag}</td>")
+        flag = (
+            " <b class='bad' title='a declared check did not kill it'>!</b>" if r.missing or r.unknown else ""
+        )
+        parts.append(
+            f"<tr><td class='name'><a href='#m-{_e(r.mutant.id)}'>{_e(r.mutant.id)}</a></td>"
+            f"<td class='st-{_e(r.status)}'>{_e(r.status)}{flag}</td>"
+        )
         for cid in v.check_ids:
             glyph, style = cell(r, cid)
-            cls = {"green": "c-declared", "yellow": "c-extra", "bold red": "c-missed", "dim": "c-pass"}.get(style, "")
+            cls = {"green": "c-declared", "yellow": "c-extra", "bold red": "c-missed", "dim": "c-pass"}.get(
+                style, ""
+            )
             status = r.checks.get(cid, "not run")
-            parts.append(f"<td class='{cls}' title='{_e(r.mutant.id)} × {_e(cid)}: {_e(status)}'>{_e(glyph)}</td>")
+            parts.append(
+                f"<td class='{cls}' title='{_e(r.mutant.id)} × {_e(cid)}: {_e(status)}'>{_e(glyph)}</td>"
+            )
         parts.append("</tr>")
     kills = [sum(r.checks.get(c, "pass") != "pass" for r in v.results) for c in v.check_ids]
-    parts.append("<tr><td class='name dim'>kills per check</td><td></td>"
-                 + "".join(f"<td class='{'bad' if k == 0 else 'dim'}'>{k}</td>" for k in kills) + "</tr>")
+    parts.append(
+        "<tr><td class='name dim'>kills per check</td><td></td>"
+        + "".join(f"<td class='{'bad' if k == 0 else 'dim'}'>{k}</td>" for k in kills)
+        + "</tr>"
+    )
     parts.append("</tbody></table>")
-    parts.append("<p class='legend'><span class='c-declared'>●</span>killed by a declared check "
-                 "<span class='c-extra'>○</span>killed by another check too "
-                 "<span class='c-missed'>✗</span>a declared check did not kill it "
-                 "<span class='c-pass'>·</span>passes; E / T: killed by an error / a timeout</p>")
+    parts.append(
+        "<p class='legend'><span class='c-declared'>●</span>killed by a declared check "
+        "<span class='c-extra'>○</span>killed by another check too "
+        "<span class='c-missed'>✗</span>a declared check did not kill it "
+        "<span class='c-pass'>·</span>passes; E / T: killed by an error / a timeout</p>"
+    )
     idle = v.idle_checks
     if idle:
         parts.append(f"<p class='warn'>Checks that kill nothing: {_e(', '.join(idle))}</p>")
     parts.append("<h2>Mutants</h2>")
     for r in v.results:
         m = r.mutant
-        parts.append(f"<div class='mutant' id='m-{_e(m.id)}'><h3>{_e(m.id)} "
-                     f"<span class='st-{_e(r.status)}'>{_e(r.status)}</span></h3>")
+        parts.append(
+            f"<div class='mutant' id='m-{_e(m.id)}'><h3>{_e(m.id)} "
+            f"<span class='st-{_e(r.status)}'>{_e(r.status)}</span></h3>"
+        )
         parts.append(f"<div><b>{_e(m.title)}</b>. {_e(m.description)}</div>")
-        parts.append(f"<div class='meta'>operator: {_e(m.operator)} · declared killers: "
-                     f"{_e(', '.join(m.killed_by))} · killed by: {_e(', '.join(r.killers) or 'nothing')}</div>")
+        parts.append(
+            f"<div class='meta'>operator: {_e(m.operator)} · declared killers: "
+            f"{_e(', '.join(m.killed_by))} · killed by: {_e(', '.join(r.killers) or 'nothing')}</div>"
+        )
         parts.append(f"<div class='meta'>documented in: {_e(m.documented_in)}</div>")
         if r.reason:
             parts.append(f"<div class='meta'>{_e(r.reason)}</div>")
         if r.source is not None:
-            parts.append(f"<pre class='diff'>{_diff_html(unified_diff(v.reference_source, r.source, m.id))}</pre>")
+            parts.append(
+                f"<pre class='diff'>{_diff_html(unified_diff(v.reference_source, r.source, m.id))}</pre>"
+            )
         parts.append("</div>")
     parts.append("</body></html>\n")
     return "".join(parts)

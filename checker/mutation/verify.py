@@ -27,7 +27,13 @@ from typing import Any
 from checker.mutation import Mutant, MutantError, apply, load_mutants, reference_source
 
 KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED = (
-    "Killed", "Survived", "Timeout", "RuntimeError", "CompileError", "Ignored")
+    "Killed",
+    "Survived",
+    "Timeout",
+    "RuntimeError",
+    "CompileError",
+    "Ignored",
+)
 STATUSES = (KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED)
 REFERENCE_NAME = "solutions/loop.py"
 SEED_SUFFIX = """
@@ -137,7 +143,10 @@ class Verification:
         for r in self.results:
             mid = r.mutant.id
             if r.status == SURVIVED:
-                out.append(f"{mid} survived: every check passes on it (declared killer: {', '.join(r.mutant.killed_by)})")
+                out.append(
+                    f"{mid} survived: every check passes on it "
+                    f"(declared killer: {', '.join(r.mutant.killed_by)})"
+                )
             elif r.status in (RUNTIME_ERROR, COMPILE_ERROR):
                 out.append(f"{mid}: {r.status}: {r.reason}")
             else:
@@ -146,8 +155,10 @@ class Verification:
                     out.append(f"{mid}: declared killer(s) {', '.join(unknown)} are not in the battery")
                 missing = [c for c in r.missing if c not in unknown]
                 if missing and r.status != SURVIVED:
-                    out.append(f"{mid}: not killed by declared {', '.join(missing)}"
-                               + (f" (killed by {', '.join(r.killers)} instead)" if r.killers else ""))
+                    out.append(
+                        f"{mid}: not killed by declared {', '.join(missing)}"
+                        + (f" (killed by {', '.join(r.killers)} instead)" if r.killers else "")
+                    )
         return out
 
     @property
@@ -206,8 +217,10 @@ def settle(result: MutantResult, report) -> None:
     if result.status == SURVIVED:
         result.reason = "every check passes on this mutant"
     else:
-        result.reason = "\n".join(f"{c}: {result.messages.get(c, '').splitlines()[0] if result.messages.get(c) else ''}"
-                                  for c in declared)
+        result.reason = "\n".join(
+            f"{c}: {result.messages.get(c, '').splitlines()[0] if result.messages.get(c) else ''}"
+            for c in declared
+        )
 
 
 def run_verify(
@@ -270,8 +283,9 @@ def run_verify(
             on_done(by_file[report.file], status)
 
     graded_at = time.perf_counter()
-    reports = grade(subs, lab, check_ids=ids, workers=2, split=1, lang=lang,
-                    on_check=_on_check, on_report=_on_report)
+    reports = grade(
+        subs, lab, check_ids=ids, workers=2, split=1, lang=lang, on_check=_on_check, on_report=_on_report
+    )
     graded = time.perf_counter() - graded_at
 
     ref = ReferenceResult(seeds=list(range(seeds)))
@@ -288,9 +302,16 @@ def run_verify(
     mut_seconds = sum(c.seconds for rep in reports[seeds:] for c in rep.checks)
     share = ref_seconds / (ref_seconds + mut_seconds) if ref_seconds + mut_seconds else 0.0
     return Verification(
-        reference=ref, results=results, check_ids=ids, reference_source=ref_source,
-        seconds={"setup": setup, "initialRun": graded * share, "mutation": graded * (1 - share),
-                 "total": time.perf_counter() - started},
+        reference=ref,
+        results=results,
+        check_ids=ids,
+        reference_source=ref_source,
+        seconds={
+            "setup": setup,
+            "initialRun": graded * share,
+            "mutation": graded * (1 - share),
+            "total": time.perf_counter() - started,
+        },
         config={"seeds": seeds, "only": list(only), "checks": ids, "workers": 2},
     )
 
@@ -299,10 +320,16 @@ def run_verify(
 
 
 def unified_diff(reference: str, mutated: str, name: str) -> list[str]:
-    return list(difflib.unified_diff(
-        reference.splitlines(), mutated.splitlines(), f"a/{REFERENCE_NAME}", f"b/{REFERENCE_NAME} ({name})",
-        lineterm="", n=2,
-    ))
+    return list(
+        difflib.unified_diff(
+            reference.splitlines(),
+            mutated.splitlines(),
+            f"a/{REFERENCE_NAME}",
+            f"b/{REFERENCE_NAME} ({name})",
+            lineterm="",
+            n=2,
+        )
+    )
 
 
 def change_span(reference: str, mutated: str) -> tuple[dict, str]:
