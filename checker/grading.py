@@ -108,6 +108,8 @@ class Report:
 class Submission:
     source: str
     filename: str
+    check_ids: Sequence[str] | None = None
+    """This submission's own selection of checks; None: the ``check_ids`` given to ``grade``."""
 
 
 def _how(outcome: Outcome) -> str:
@@ -162,16 +164,18 @@ def grade(
     on_report: Callable[[Report], None] | None = None,
 ) -> list[Report]:
     """Grade every submission; each report lists the checks in catalogue order."""
-    ids = ordered_ids(check_ids, device=getattr(lab, "device", "cpu"))
+    device = getattr(lab, "device", "cpu")
+    ids = ordered_ids(check_ids, device=device)
     limits = limits or Limits()
-    states = [_State(s, ids, lang) for s in submissions]
+    states = [_State(s, ids if s.check_ids is None else ordered_ids(s.check_ids, device=device), lang)
+              for s in submissions]
     remaining = len(states)
     jobs = [
         Job(check_target(st.sub.source, st.sub.filename, group, lab), limits, tag=(st, group))
         for st in states
-        for group in split_checks(ids, split)
+        for group in split_checks(st.ids, split)
     ]
-    pending_groups = {id(st): len(split_checks(ids, split)) for st in states}
+    pending_groups = {id(st): len(split_checks(st.ids, split)) for st in states}
 
     def on_event(job: Job, event: dict) -> None:
         st, _ = job.tag
@@ -249,7 +253,7 @@ def grade(
 
     def _finish(st: _State) -> None:
         if st.report.error is None:
-            st.report.checks = [st.results[c] for c in ids if c in st.results]
+            st.report.checks = [st.results[c] for c in st.ids if c in st.results]
 
     queue = jobs
     while queue:

@@ -51,12 +51,19 @@ def header(path: Path, key: str) -> str | None:
 # ---------------------------------------------------------------------------- the corpus, graded once
 
 
+def expected(path: Path) -> list[str]:
+    return [c.strip() for c in (header(path, "expect") or "").split(",") if c.strip()]
+
+
 @pytest.fixture(scope="session")
 def corpus(lab):
+    """Every corpus file graded in one go: the whole battery on the reference and the correct rewrites
+    (no false positive anywhere), the expected checks on each broken loop."""
     from checker.grading import Submission, grade
 
-    files = [REFERENCE, *CORRECT, *BROKEN]
-    reports = grade([Submission(p.read_text(), str(p)) for p in files], lab, workers=2)
+    subs = [Submission(p.read_text(), str(p)) for p in [REFERENCE, *CORRECT]]
+    subs += [Submission(p.read_text(), str(p), check_ids=expected(p)) for p in BROKEN]
+    reports = grade(subs, lab, workers=2)
     return {Path(r.file).name if Path(r.file) != REFERENCE else "REFERENCE": r for r in reports}
 
 
@@ -91,14 +98,14 @@ def test_correct_rewrite_passes(corpus, path):
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
 def test_broken_loop_fails_its_checks(corpus, path):
-    expected = [c.strip() for c in (header(path, "expect") or "").split(",") if c.strip()]
+    want = expected(path)
     status = header(path, "status") or "fail"
-    assert expected and all(c in REGISTRY for c in expected)
+    assert want and all(c in REGISTRY for c in want)
     report = corpus[path.name]
     assert report.error is None, report.error
     assert report.exit_code == 1
     by_id = {c.id: c for c in report.checks}
-    for cid in expected:
+    for cid in want:
         res = by_id[cid]
         assert res.status == status, f"{cid}: {res.status}: {res.message}"
         assert res.message

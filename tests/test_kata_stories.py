@@ -140,8 +140,7 @@ SYMPTOMS: dict[str, dict] = {
         ("mutant", 1, "train_loss", "0.7108"), ("mutant", 10, "train_loss", "0.4247")]),
     "there-but-not-working": dict(kind="check_fails", check="modes.train", quotes_text=["15"], quotes=[
         ("mutant", 1, "train_loss", "0.7108"), ("mutant", 10, "train_loss", "0.4247")]),
-    "validation-changes-its-mind": dict(kind="check_fails", check="modes.eval",
-                                        quotes_text=["0.520", "0.480"], quotes=[
+    "validation-changes-its-mind": dict(kind="check_fails", check="modes.eval", quotes=[
         ("mutant", 10, "val_loss", "0.3885"), ("mutant", 10, "val_acc", "0.8800")]),
     "heavy-validation": dict(kind="check_fails", check="modes.eval", quotes=[
         ("mutant", 10, "val_loss", "0.3885"), ("mutant", 10, "val_acc", "0.8800")]),
@@ -214,7 +213,8 @@ def observed(lab, reference_source) -> dict:
     runs, checks = _needed()
     sources = {REF: reference_source}
     for who, _ in runs | checks:
-        sources.setdefault(who, mutant_source(who) if who != REF else reference_source)
+        if who not in sources:
+            sources[who] = mutant_source(who)
     jobs = []
     for who, args in sorted(runs, key=lambda r: -_settings(r[1])["epochs"]):  # longest first
         settings = _settings(args)
@@ -351,3 +351,17 @@ def test_quoted_numbers_are_in_both_stories(kata) -> None:
             story = getattr(kata.story, lang)
             assert re.search(rf"(?<![\d.]){re.escape(text)}(?!\d)", story), (
                 f"{kata.slug}: the {lang} story does not quote {text}")
+
+
+def test_catalogue_doc_lists_every_kata() -> None:
+    """docs/katas.md is written by hand: its table must list every kata, once, as the catalogue has it."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "katas.md").read_text(encoding="utf-8")
+    rows = [line for line in doc.splitlines() if re.match(r"^\| \d{3} \|", line)]
+    listed = []
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        listed.append((int(cells[0]), cells[1].strip("`"), cells[2], cells[3].strip("`")))
+    expected = [(k.number, k.slug, k.title.en, k.mutant) for k in KATAS]
+    assert listed == expected

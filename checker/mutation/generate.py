@@ -135,59 +135,93 @@ def _names(stmt: ast.AST) -> tuple[set[str], set[str], list[str]]:
 
 
 _PURE_CALLS = ("len", "float", "int")
-_PURE_METHODS = (".item",)
+_PURE_METHODS = (".item", ".to", ".argmax", ".float", ".mean", ".sum", ".detach", ".cpu")
+"""Calls that compute a value and change nothing else (on tensors, as the reference uses them)."""
+_GRAD_CALLS = (".backward", ".step", ".zero_grad", "clip_grad_norm_", "clip_grad_value_")
 
 
 def _pure(calls: Sequence[str]) -> bool:
     return all(c in _PURE_CALLS or c.endswith(_PURE_METHODS) for c in calls)
 
 
-def _rng_used_elsewhere(reference: str, rng: str) -> bool:
-    """Does any code besides seeding draw from this global RNG (``random`` or ``np.random``)?"""
-    tree = ast.parse(reference)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            text = ast.unparse(node)
-            base = text.rsplit(".", 1)[0]
-            if (base == rng or (rng == "np.random" and base == "numpy.random")) and not text.endswith(
-                ".seed"
-            ):
-                return True
-        if rng == "random" and isinstance(node, ast.ImportFrom) and node.module == "random":
-            return True
-    return False
+def _statement_ast(site: Site, node: cst.CSTNode) -> ast.stmt | None:
+    try:
+        return ast.parse(site.code(node.with_changes(leading_lines=())).strip()).body[0]
+    except (SyntaxError, IndexError, ValueError):
+        return None
 
 
-def recognise_equivalent(operator: str, site: Site, node: cst.CSTNode, reference: str) -> str | None:
-    """A reason the edit cannot change what any check observes, when the code alone shows it."""
-    code = site.code(node).strip()
-    if operator == "swap_statements":
-        body, i = site.block_of(node)
-        try:
-            a = ast.parse(site.code(node.with_changes(leading_lines=())).strip()).body[0]
-            b = ast.parse(site.code(body[i + 1].with_changes(leading_lines=())).strip()).body[0]
-        except (SyntaxError, IndexError, ValueError):
-            return None
-        wa, ra, ca = _names(a)
-        wb, rb, cb = _names(b)
-        if not (wa & (rb | wb)) and not (wb & ra) and _pure(ca) and _pure(cb):
-            return "the two statements touch different names and call nothing with side effects"
-        seeds = [_SEEDERS.get(c[0]) for c in (ca, cb) if len(c) == 1]
-        if len(seeds) == 2 and all(seeds) and seeds[0] != seeds[1] and not (wa | wb):
-            return "they seed two different random generators; the order does not matter"
-    if operator == "delete_statement" and _simple(node, cst.Expr):
-        try:
-            calls = _names(ast.parse(code.splitlines()[-1].strip()).body[0])[2]
-        except (SyntaxError, IndexError):
-            return None
-        rng = _SEEDERS.get(calls[0]) if len(calls) == 1 else None
-        if rng and rng != "torch" and not _rng_used_elsewhere(reference, rng):
-            return f"the loop never draws from {rng}'s global generator, so seeding it changes nothing"
+def _cuda_only(site: Site, node: cst.CSTNode) -> bool:
+    """Is ``node`` an ``if torch.cuda.is_available()`` block, or inside one?"""
     ancestor: cst.CSTNode | None = node
     while ancestor is not None:
         if isinstance(ancestor, cst.If) and "cuda.is_available" in site.code(ancestor.test):
-            return "it only runs when CUDA is available, and the checks run on CPU here"
+            return True
         ancestor = site.parent(ancestor)
+    return False
+
+
+def _equality_guard(stmt: ast.stmt) -> tuple[str, object] | None:
+    """``if NAME == CONSTANT:`` with no else, as (NAME, CONSTANT)."""
+    if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.Compare):
+        test = stmt.test
+        if (
+            isinstance(test.left, ast.Name)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant)
+        ):
+            return test.left.id, test.comparators[0].value
+    return None
+
+
+def _jumps(stmt: ast.stmt) -> bool:
+    """Does the statement leave the block early (return, raise, break, continue)?"""
+    return any(isinstance(n, ast.Return | ast.Raise | ast.Break | ast.Continue) for n in ast.walk(stmt))
+
+
+def _swap_is_equivalent(a: ast.stmt, b: ast.stmt) -> str | None:
+    guards = _equality_guard(a), _equality_guard(b)
+    if all(guards) and guards[0][0] == guards[1][0] and guards[0][1] != guards[1][1]:
+        return f"the two conditions on {guards[0][0]} exclude each other, so at most one block runs"
+    if _jumps(a) or _jumps(b):
+        return None
+    wa, ra, ca = _names(a)
+    wb, rb, cb = _names(b)
+    conflict = (wa & (rb | wb)) | (wb & ra)
+    if not conflict and _pure(ca) and _pure(cb):
+        return "the two statements share no variable one of them writes, and call nothing with side effects"
+    if not conflict and (_pure(ca) or _pure(cb)) and not (ra & rb):
+        return (
+            "they share no variable, and one of them only computes values (it cannot see the other's effects)"
+        )
+    for one, other in ((a, b), (b, a)):
+        calls = _names(one)[2]
+        if isinstance(one, ast.Expr) and len(calls) == 1 and calls[0].endswith(".zero_grad"):
+            text = ast.unparse(other)
+            if not any(g in c for c in _names(other)[2] for g in _GRAD_CALLS) and ".grad" not in text:
+                return "zero_grad() only clears .grad; the other statement neither reads nor writes gradients"
+    seeds = [_SEEDERS.get(c[0]) for c in (ca, cb) if len(c) == 1]
+    if len(seeds) == 2 and all(seeds) and seeds[0] != seeds[1] and not (wa | wb):
+        return "they seed two different random generators; the order does not matter"
+    return None
+
+
+def recognise_equivalent(operator: str, site: Site, node: cst.CSTNode, reference: str) -> str | None:
+    """A reason the edit cannot change what any check observes, when the code alone shows it.
+
+    Heuristic and conservative: the reason is shown next to a survivor, never used to skip one.
+    """
+    cuda = "it only runs when CUDA is available, and the checks run on CPU here"
+    if _cuda_only(site, node):
+        return cuda
+    if operator == "swap_statements":
+        body, i = site.block_of(node)
+        if _cuda_only(site, body[i + 1]):
+            return cuda
+        a, b = _statement_ast(site, node), _statement_ast(site, body[i + 1])
+        if a is not None and b is not None:
+            return _swap_is_equivalent(a, b)
     return None
 
 
