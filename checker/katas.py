@@ -190,11 +190,61 @@ def get_kata(slug: str, katas_dir: str | Path | None = None) -> Kata:
     return find_kata(load_katas(katas_dir), slug)
 
 
-def starter_source(kata: Kata) -> str:
-    """The file the learner starts from: the reference with the kata's mutant applied."""
+STARTER_HEADER = """kata {number:03d} · {slug}
+
+EN: One line of this training loop is wrong. See the symptom with `kata run {filename}`
+(the kata's story says which flags), fix the loop, then grade it with `kata check`.
+ES: Una línea de este bucle de entrenamiento está mal. Mira el síntoma con `kata run {filename}`
+(la historia de la kata dice qué opciones usar), arregla el bucle y evalúalo con `kata check`.
+"""
+
+
+def mutant_text(kata: Kata) -> str:
+    """The reference with the kata's mutant applied, comments and all (what `kata solution` compares)."""
     from checker.mutation import mutant_source
 
     return mutant_source(kata.mutant)
+
+
+def starter_source(kata: Kata) -> str:
+    """The file the learner starts from: the kata's mutant, without the reference's comments.
+
+    The reference's comments say why each line is where it is; next to a moved or deleted
+    line they would give the fault away, so the starter carries a short kata header instead.
+    The commented reference is what the learner reads after solving (`kata solution`).
+    """
+    header = STARTER_HEADER.format(number=kata.number, slug=kata.slug, filename=kata.filename)
+    return learner_copy(mutant_text(kata), header)
+
+
+def learner_copy(source: str, header: str) -> str:
+    """``source`` with every comment removed and its module docstring replaced by ``header``."""
+    import libcst as cst
+
+    class _Strip(cst.CSTTransformer):
+        def leave_EmptyLine(self, original, updated):
+            return updated.with_changes(comment=None) if updated.comment else updated
+
+        def leave_TrailingWhitespace(self, original, updated):
+            return updated.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))
+
+    module = cst.parse_module(source).visit(_Strip())
+    body = list(module.body)
+    docstring = cst.SimpleStatementLine([cst.Expr(cst.SimpleString('"""' + header.rstrip("\n") + '\n"""'))])
+    if body and _is_docstring(body[0]):
+        body[0] = docstring
+    else:
+        body.insert(0, docstring)
+    text = module.with_changes(body=body, header=[]).code
+    # a comment-only line leaves a blank line behind; never more than the two PEP 8 allows
+    return re.sub(r"\n{4,}", "\n\n\n", text)
+
+
+def _is_docstring(stmt) -> bool:
+    import libcst as cst
+
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.SimpleString))
 
 
 def reference_source() -> str:

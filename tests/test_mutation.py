@@ -465,6 +465,15 @@ def test_export_never_overwrites_silently(runner, tmp_path):
     assert result.exit_code == 0 and (tmp_path / "backward-missing.py").read_text() == dest.read_text()
 
 
+def test_verify_refuses_bad_requests_before_grading(runner, tmp_path):
+    from checker.cli import main
+
+    result = runner.invoke(main, ["mutants", "verify", "--only", "no-such-mutant"])
+    assert result.exit_code == 2 and "unknown mutant id(s): no-such-mutant" in result.output
+    result = runner.invoke(main, ["mutants", "verify", "--json", str(tmp_path / "missing" / "r.json")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
 def test_a_bad_mutants_folder_is_a_usage_error(runner, tmp_path):
     from checker.cli import main
 
@@ -489,9 +498,14 @@ def test_generate_makes_distinct_compiling_mutants_and_flags_known_equivalents()
     assert "delete_statement(train_epoch: 'optimizer.zero_grad()')" in summaries
     assert "remove_argument(make_loader: 'generator=generator')" in summaries
     swap = summaries["swap_statements(train_epoch: 'total_loss += loss.item() * len(y)')"]
-    assert swap.equivalent and "different names" in swap.equivalent
+    assert swap.equivalent and "share no variable" in swap.equivalent
+    guards = summaries["swap_statements(make_optimizer: \"if name == 'sgd'\")"]
+    assert guards.equivalent and "exclude each other" in guards.equivalent
+    # never flagged: a real fault, and a swap that moves a statement past a `return`
     assert summaries["delete_statement(train_epoch: 'optimizer.zero_grad()')"].equivalent is None
-    assert summaries["delete_statement(seed_everything: 'random.seed(seed)')"].equivalent
+    assert summaries["swap_statements(train_epoch: 'if scheduler is not None')"].equivalent is None
+    # seed_everything's contract is to seed random and NumPy too: deleting that is no equivalent
+    assert summaries["delete_statement(seed_everything: 'random.seed(seed)')"].equivalent is None
 
 
 # --------------------------------------------------------------------------- verify, for real

@@ -30,6 +30,7 @@ from checker.katas import (
     UnknownKata,
     find_kata,
     load_katas,
+    mutant_text,
     reference_source,
     starter_source,
 )
@@ -303,8 +304,16 @@ def shown_path(path: Path) -> str:
 
 
 def _starter(session: Session, kata: Kata) -> str:
+    return _authored(session, kata, starter_source)
+
+
+def _mutant(session: Session, kata: Kata) -> str:
+    return _authored(session, kata, mutant_text)
+
+
+def _authored(session: Session, kata: Kata, make: Callable[[Kata], str]) -> str:
     try:
-        return starter_source(kata)
+        return make(kata)
     except Exception as exc:  # an authoring problem (unknown mutant, target not found): say which
         raise UsageProblem(session.say(STARTER_BROKEN, kata=kata.slug, mutant=kata.mutant,
                                        error=f"{type(exc).__name__}: {exc}")) from None
@@ -735,7 +744,8 @@ def solution_cmd(kata, workdir, lang):
     chosen = session.kata(kata) if kata is not None else session.current()
     if not session.progress.is_solved(chosen.slug):
         raise UsageProblem(session.say(SOLUTION_LOCKED, kata=chosen.slug))
-    starter = _starter(session, chosen)
+    # the commented mutant, so the diff is the fix alone (the starter has no comments)
+    starter = _mutant(session, chosen)
     reference = reference_source()
     out = _out()
     out.print(f"[bold magenta]{escape(session.header(chosen))}[/]")
