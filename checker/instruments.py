@@ -155,7 +155,7 @@ def _batch_as_is(batch):
 
 
 class TapedLoader(DataLoader):
-    """A real ``DataLoader`` over ``(X, y)`` in the lesson's order for ``seed``; each ``iter()`` marks an epoch.
+    """A real ``DataLoader`` over ``(X, y)``, in the lesson's order for ``seed``; ``iter()`` marks an epoch.
 
     The order equals ``DataLoader(TensorDataset(X, y), batch_size, shuffle=True,
     generator=torch.Generator().manual_seed(seed))``; batches come as ``[x, y]``.
@@ -500,7 +500,7 @@ def _flat(grads: Sequence[torch.Tensor | None], like: Sequence[torch.Tensor]) ->
 
 
 def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float | None = None) -> list[dict]:
-    """For every ``step`` event (recorded with ``keep_grads``): the gradient it used against the last loss's own.
+    """For every ``step`` event (with ``keep_grads``): the gradient it used against the last loss's own.
 
     The reference gradient is the one the :class:`SpyLoss` took of the latest loss computed with
     grad on; with ``clip_norm`` it is scaled as ``clip_grad_norm_`` scales it. Each row:
@@ -535,7 +535,8 @@ def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float 
         if prev_got is not None and raw > 0:
             accumulated = float((got - prev_got - want).norm()) <= 1e-4 * raw and float(prev_got.norm()) > 0
         rows.append({
-            "epoch": event["epoch"], "step": counts[event["epoch"]], "norm": finite(norm), "raw_norm": finite(raw),
+            "epoch": event["epoch"], "step": counts[event["epoch"]], "norm": finite(norm),
+            "raw_norm": finite(raw),
             "ratio": finite(norm / raw) if raw > 0 else (None if norm > 0 else 0.0), "rel": finite(rel),
             "missing": norm == 0.0, "connected": connected, "accumulated": accumulated,
             "finite": bool(torch.isfinite(got).all()),

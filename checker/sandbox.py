@@ -15,6 +15,7 @@ Verdicts are never computed here, nor in the child: the caller judges what the c
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import resource
@@ -111,6 +112,13 @@ def _child_main(job: Job, event_fd: int, output_fd: int) -> None:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
+        # print() goes through sys.stdout, which the parent may have replaced (click's CliRunner, a
+        # notebook, an IDE): point both streams at the captured descriptors, or the child's output
+        # would pile up in its own memory, uncapped and unseen.
+        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
+        if faulthandler.is_enabled():  # its crash dump, too, belongs in the captured output
+            faulthandler.enable(file=sys.stderr)
         if job.limits.memory_bytes:
             cap = _virtual_size() + job.limits.memory_bytes
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))

@@ -14,9 +14,23 @@ from pathlib import Path
 
 import pytest
 
-from checker.checks import REGISTRY, ordered_ids
+from checker.checks import (
+    REGISTRY,
+    common,
+    data,
+    device,
+    eval,
+    loader,
+    loss,
+    memory,
+    model,
+    modes,
+    optimizer,
+    ordered_ids,
+    repro,
+    steps,
+)
 from checker.checks import clip as clip_checks
-from checker.checks import common, data, device, eval, loader, loss, memory, model, modes, optimizer, repro, steps
 from checker.checks import converge as converge_checks
 from checker.checks import schedule as sched
 
@@ -35,8 +49,9 @@ FIXED_IDS = [
 MUTANT_IDS = [
     "zero-grad-missing", "zero-grad-after-backward", "zero-grad-once-per-epoch", "clip-before-backward",
     "clip-after-step", "scheduler-per-batch", "scheduler-before-training", "scheduler-never-stepped",
-    "train-mode-missing", "train-mode-not-called", "eval-mode-missing", "eval-mode-not-called", "no-grad-missing",
-    "loss-tensor-kept", "optimizer-other-model", "to-device-dropped", "labels-not-moved", "softmax-before-loss",
+    "train-mode-missing", "train-mode-not-called", "eval-mode-missing", "eval-mode-not-called",
+    "no-grad-missing", "loss-tensor-kept", "optimizer-other-model", "to-device-dropped", "labels-not-moved",
+    "softmax-before-loss",
     "epoch-loss-batch-mean", "loader-unseeded", "loader-unshuffled", "loader-drop-last", "step-outside-loop",
     "argmax-wrong-dim", "logits-detached", "model-unseeded", "lr-ignored", "val-on-train-data",
     "lr-logged-after-step", "step-before-backward", "backward-missing", "data-unstratified",
@@ -68,7 +83,8 @@ def corpus(lab):
 
 
 def failures(report) -> str:
-    return "\n".join(f"{c.id} [{c.status}]: {c.message}" for c in report.checks if not c.passed) or str(report.error)
+    lines = [f"{c.id} [{c.status}]: {c.message}" for c in report.checks if not c.passed]
+    return "\n".join(lines) or str(report.error)
 
 
 def test_the_battery_is_exactly_the_fixed_ids():
@@ -177,7 +193,8 @@ def test_loader_judges():
 
 
 def test_model_and_optimizer_judges():
-    ok = {"module": True, "n": 82, "shapes": model.SHAPES, "out": [4, 2], "same_seed_diff": 0.0, "seeds_differ": True}
+    ok = {"module": True, "n": 82, "shapes": model.SHAPES, "out": [4, 2], "same_seed_diff": 0.0,
+          "seeds_differ": True}
     assert judge("model.init", ok)[0].passed
     v, en, _ = judge("model.init", {**ok, "same_seed_diff": 0.37})
     assert not v.passed and "0.37" in en
@@ -187,8 +204,8 @@ def test_model_and_optimizer_judges():
     assert not judge("model.init", {"module": False, "type": "list"})[0].passed
 
     def row(**kw):
-        base = {"name": "sgd", "lr": 0.05, "want": "SGD", "type": "torch.optim.sgd.SGD", "kind_ok": True, "own": 4,
-                "total": 4, "foreign": 0, "duplicates": 0, "lrs": [0.05]}
+        base = {"name": "sgd", "lr": 0.05, "want": "SGD", "type": "torch.optim.sgd.SGD", "kind_ok": True,
+                "own": 4, "total": 4, "foreign": 0, "duplicates": 0, "lrs": [0.05]}
         return {**base, **kw}
 
     assert judge("optimizer.setup", {"rows": [row()]})[0].passed
@@ -219,7 +236,8 @@ def test_steps_judges():
     cases = [
         (grad_row(step=2, rel=1.3, ratio=1.9, norm=0.95, accumulated=True), "1.90x", "still in .grad"),
         (grad_row(norm=0.0, ratio=0.0, rel=1.0, missing=True), ".grad was empty", "0.5"),
-        (grad_row(connected=False, norm=0.0, rel=None, ratio=None, missing=True), "no autograd path", "norm was 0"),
+        (grad_row(connected=False, norm=0.0, rel=None, ratio=None, missing=True), "no autograd path",
+         "norm was 0"),
         (grad_row(rel=0.25, ratio=0.8, norm=0.4), "25.0%", "0.4 instead of 0.5"),
         (grad_row(rel=None, norm=None, ratio=None, finite=False), "NaN or infinite", "0.5"),
         (grad_row(rel=2 * common.GRAD_TOL), "0.0%", "step 1 of epoch 1"),
@@ -308,12 +326,15 @@ def test_clip_judge():
 def test_modes_judges():
     ok = {"epochs": 3, "steps": 15, "eval_steps": 0, "first": None, "after_val": 10}
     assert judge("modes.train", ok)[0].passed
-    v, en, _ = judge("modes.train", {**ok, "eval_steps": 10, "first": {"epoch": 2, "step": 1, "after_val": 1}})
+    after_val = {"epoch": 2, "step": 1, "after_val": 1}
+    v, en, _ = judge("modes.train", {**ok, "eval_steps": 10, "first": after_val})
     assert not v.passed and v.message is modes.TRAIN_AFTER_VAL and "10 of 15" in en and "epoch 2" in en
-    v, _, _ = judge("modes.train", {**ok, "eval_steps": 15, "first": {"epoch": 1, "step": 1, "after_val": None}})
+    from_start = {"epoch": 1, "step": 1, "after_val": None}
+    v, _, _ = judge("modes.train", {**ok, "eval_steps": 15, "first": from_start})
     assert not v.passed and v.message is modes.TRAIN_FROM_START
 
-    ok = {"forwards": 2, "train_mode": 0, "graph": 0, "results": [[0.75, 0.5], [0.75, 0.5]], "weights_changed": 0.0}
+    ok = {"forwards": 2, "train_mode": 0, "graph": 0, "results": [[0.75, 0.5], [0.75, 0.5]],
+          "weights_changed": 0.0}
     assert judge("modes.eval", ok)[0].passed
     v, en, _ = judge("modes.eval", {**ok, "train_mode": 2, "results": [[0.80, 0.5], [0.78, 0.48]]})
     assert not v.passed and "0.8000 / 0.500" in en and "0.7800 / 0.480" in en
@@ -326,8 +347,8 @@ def test_modes_judges():
 
 def test_eval_judge():
     ev = {"n": 50, "returned": "tuple", "got": [0.7528, 0.5], "want": [0.7528, 0.5]}
-    fit = {"keys": ["epoch", "lr", "train_loss", "val_acc", "val_loss"], "got": [0.59, 0.82], "val": [0.59, 0.82],
-           "train": [0.60, 0.78]}
+    fit = {"keys": ["epoch", "lr", "train_loss", "val_acc", "val_loss"], "got": [0.59, 0.82],
+           "val": [0.59, 0.82], "train": [0.60, 0.78]}
     ok = {"evaluate": [ev, {**ev, "n": 150}], "fit": fit}
     assert judge("eval.figures", ok)[0].passed
     v, en, es = judge("eval.figures", {**ok, "fit": {**fit, "got": [0.60, 0.78]}})
@@ -342,13 +363,14 @@ def test_eval_judge():
 
 
 def test_memory_judge():
-    ok = {"epochs": 4, "saved_at_start": [0, 0, 0, 0], "saved_after": 0, "history_types": [], "history_graphs": 0,
-          "cuda_at_start": None}
+    ok = {"epochs": 4, "saved_at_start": [0, 0, 0, 0], "saved_after": 0, "history_types": [],
+          "history_graphs": 0, "cuda_at_start": None}
     assert judge("memory.graphs", ok)[0].passed
     kept = {**ok, "saved_at_start": [0, 25600, 51200, 76800], "saved_after": 102400,
             "history_types": ["torch.Tensor"], "history_graphs": 4}
     v, en, es = judge("memory.graphs", kept)
-    assert not v.passed and v.message is memory.GRAPHS_GROW and "0.0, 25.0, 50.0, 75.0" in en and "100.0" in es
+    assert not v.passed and v.message is memory.GRAPHS_GROW
+    assert "0.0, 25.0, 50.0, 75.0" in en and "100.0" in es
     v, _, _ = judge("memory.graphs", {**ok, "saved_after": 4096})
     assert not v.passed and v.message is memory.GRAPHS_KEPT
     v, en, _ = judge("memory.graphs", {**ok, "history_types": ["numpy.ndarray"]})
@@ -376,7 +398,8 @@ def test_repro_judge():
 def test_device_judge():
     part = {"forwards": 5, "losses": 5, "inputs_unmoved": 0, "labels_unmoved": 0, "input_devices": ["cpu"],
             "label_devices": ["cpu"]}
-    ok = {"device": "cpu", "how": "tag", "train_epoch": part, "evaluate": {**part, "forwards": 1, "losses": 1}}
+    one = {**part, "forwards": 1, "losses": 1}
+    ok = {"device": "cpu", "how": "tag", "train_epoch": part, "evaluate": one}
     assert judge("device.moved", ok)[0].passed
     v, en, _ = judge("device.moved", {**ok, "train_epoch": {**part, "inputs_unmoved": 5}})
     assert not v.passed and v.message is device.MOVED_INPUTS and "5 of 5" in en
@@ -399,8 +422,8 @@ def test_messages_never_name_the_fix():
     """Symptoms, not answers: no failure message tells the learner which call to add."""
     answers = ("zero_grad()", "model.train()", "model.eval()", "no_grad", ".item()", "generator=", "stratify",
                "drop_last", "requires_grad_", "softmax")
-    modules = (data, loader, model, optimizer, steps, loss, sched, clip_checks, modes, eval, memory, repro, device,
-               converge_checks, common)
+    modules = (data, loader, model, optimizer, steps, loss, sched, clip_checks, modes, eval, memory, repro,
+               device, converge_checks, common)
     for module in modules:
         for name, value in vars(module).items():
             if hasattr(value, "en") and hasattr(value, "es") and not name.endswith(("_OK", "_TITLE")):

@@ -1,4 +1,4 @@
-"""Gradient clipping: the norm step() sees is at most ``clip_norm``, and it is this batch's gradient, scaled."""
+"""Gradient clipping: step() sees a norm of at most ``clip_norm``, and this batch's gradient, scaled."""
 
 from __future__ import annotations
 
@@ -11,41 +11,55 @@ CLIP_NORM, EPOCHS = 0.05, 2
 
 NORM_TOL = 1e-5
 
-NORM_TITLE = Message(en="gradient clipping between backward and step", es="recorte del gradiente entre backward y step")
+NORM_TITLE = Message(
+    en="gradient clipping between backward and step", es="recorte del gradiente entre backward y step"
+)
 NORM_OK = Message(
-    en="with clip_norm={clip}, every one of the {n} steps saw this batch's gradient scaled to norm {top:.4g} at "
+    en="with clip_norm={clip}, every one of the {n} steps saw this batch's gradient scaled to norm {top:.4g} "
+    "at "
     "most (unclipped norms up to {raw:.3g})",
-    es="con clip_norm={clip}, cada uno de los {n} pasos vio el gradiente de este lote escalado a norma {top:.4g} "
+    es="con clip_norm={clip}, cada uno de los {n} pasos vio el gradiente de este lote escalado a norma "
+    "{top:.4g} "
     "como mucho (normas sin recortar de hasta {raw:.3g})",
 )
 NORM_NO_STEPS = Message(
     en="fit(..., clip_norm={clip}) made no optimizer step, so no clipping could be checked",
-    es="fit(..., clip_norm={clip}) no hizo ningún paso del optimizador, así que no se pudo comprobar el recorte",
+    es="fit(..., clip_norm={clip}) no hizo ningún paso del optimizador, así que no se pudo comprobar el "
+    "recorte",
 )
 NORM_TOO_BIG = Message(
-    en="with clip_norm={clip}, the gradient's norm when step() ran at step {step} of epoch {epoch} was {norm:.4g} "
+    en="with clip_norm={clip}, the gradient's norm when step() ran at step {step} of epoch {epoch} was "
+    "{norm:.4g} "
     "(this batch's unclipped norm: {raw:.4g}): the update used a gradient that was not clipped",
-    es="con clip_norm={clip}, la norma del gradiente cuando se ejecutó step() en el paso {step} de la época {epoch} "
-    "era {norm:.4g} (norma sin recortar de este lote: {raw:.4g}): la actualización usó un gradiente sin recortar",
+    es="con clip_norm={clip}, la norma del gradiente cuando se ejecutó step() en el paso {step} de la época "
+    "{epoch} "
+    "era {norm:.4g} (norma sin recortar de este lote: {raw:.4g}): la actualización usó un gradiente sin "
+    "recortar",
 )
 NORM_NOT_SCALED = Message(
-    en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} had norm {norm:.4g} but "
-    "differs by {rel:.1%} from this batch's gradient scaled down to that norm: clipping must shrink the batch's "
+    en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} had norm {norm:.4g} "
+    "but "
+    "differs by {rel:.1%} from this batch's gradient scaled down to that norm: clipping must shrink the "
+    "batch's "
     "own gradient, keeping its direction",
     es="con clip_norm={clip}, el gradiente que usó step() en el paso {step} de la época {epoch} tenía norma "
-    "{norm:.4g} pero difiere en un {rel:.1%} del gradiente de este lote reducido a esa norma: el recorte debe "
+    "{norm:.4g} pero difiere en un {rel:.1%} del gradiente de este lote reducido a esa norma: el recorte "
+    "debe "
     "encoger el propio gradiente del lote, manteniendo su dirección",
 )
 NORM_MISSING = Message(
     en="with clip_norm={clip}, when step() ran at step {step} of epoch {epoch} the weights had no gradient "
     "(this batch's loss has one of norm {raw:.4g})",
-    es="con clip_norm={clip}, cuando se ejecutó step() en el paso {step} de la época {epoch} los pesos no tenían "
+    es="con clip_norm={clip}, cuando se ejecutó step() en el paso {step} de la época {epoch} los pesos no "
+    "tenían "
     "gradiente (la pérdida de este lote tiene uno de norma {raw:.4g})",
 )
 NORM_NONFINITE = Message(
-    en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} contained NaN or infinite "
+    en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} contained NaN or "
+    "infinite "
     "values (this batch's own gradient has norm {raw:.4g})",
-    es="con clip_norm={clip}, el gradiente que usó step() en el paso {step} de la época {epoch} contenía valores "
+    es="con clip_norm={clip}, el gradiente que usó step() en el paso {step} de la época {epoch} contenía "
+    "valores "
     "NaN o infinitos (el propio gradiente de este lote tiene norma {raw:.4g})",
 )
 
@@ -55,9 +69,11 @@ def norm(loop, lab) -> dict:
     from checker.instruments import Rig, parameters_of, step_gradients
 
     rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
-    loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, clip_norm=CLIP_NORM, device=rig.device)
+    loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, clip_norm=CLIP_NORM,
+             device=rig.device)
     calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
-    return {"clip": CLIP_NORM, "loss_calls": calls, "rows": step_gradients(rig.tape, parameters_of(rig.model), clip_norm=CLIP_NORM)}
+    rows = step_gradients(rig.tape, parameters_of(rig.model), clip_norm=CLIP_NORM)
+    return {"clip": CLIP_NORM, "loss_calls": calls, "rows": rows}
 
 
 @norm.judge
@@ -68,7 +84,8 @@ def _(m: dict):
     if not rows:
         return failed(NORM_NO_STEPS, clip=clip)
     for r in rows:
-        params = dict(clip=clip, step=r["step"], epoch=r["epoch"], raw=num(r["raw_norm"]), norm=num(r["norm"]))
+        params = dict(clip=clip, step=r["step"], epoch=r["epoch"], raw=num(r["raw_norm"]),
+                      norm=num(r["norm"]))
         if not r["finite"]:
             return failed(NORM_NONFINITE, **params)
         if r["norm"] == 0.0 and (r["raw_norm"] or 0) > 0:

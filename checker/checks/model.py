@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from checker.checks.base import check, failed, passed
+from checker.checks.common import num
 from checker.i18n import Message
 
 N_PARAMS = 82
@@ -18,22 +19,31 @@ INIT_NOT_MODULE = Message(
     es="make_model(seed=0) devolvió un {type}, no un torch.nn.Module",
 )
 INIT_SHAPE = Message(
-    en="make_model(seed=0) has {n} parameters with shapes {shapes} and maps 4 points to an output of shape {out}; "
+    en="make_model(seed=0) has {n} parameters with shapes {shapes} and maps 4 points to an output of shape "
+    "{out}; "
     "the lesson's MLP 2-16-2 has 82 (two Linear layers, 2->16 and 16->2) and gives one score per class",
-    es="make_model(seed=0) tiene {n} parámetros con formas {shapes} y convierte 4 puntos en una salida de forma "
-    "{out}; el MLP 2-16-2 de la lección tiene 82 (dos capas Linear, 2->16 y 16->2) y da una puntuación por clase",
+    es="make_model(seed=0) tiene {n} parámetros con formas {shapes} y convierte 4 puntos en una salida de "
+    "forma "
+    "{out}; el MLP 2-16-2 de la lección tiene 82 (dos capas Linear, 2->16 y 16->2) y da una puntuación por "
+    "clase",
 )
 INIT_GLOBAL = Message(
-    en="two models built with make_model(seed=0) started from different weights (largest difference {diff:.3g}) "
-    "because the global random state differed before each call: the initial weights do not depend on the seed "
+    en="two models built with make_model(seed=0) started from different weights (largest difference "
+    "{diff:.3g}) "
+    "because the global random state differed before each call: the initial weights do not depend on the "
+    "seed "
     "alone, so two runs of the same script start differently",
-    es="dos modelos creados con make_model(seed=0) empezaron con pesos distintos (mayor diferencia {diff:.3g}) "
-    "porque el estado aleatorio global era distinto antes de cada llamada: los pesos iniciales no dependen solo "
+    es="dos modelos creados con make_model(seed=0) empezaron con pesos distintos (mayor diferencia "
+    "{diff:.3g}) "
+    "porque el estado aleatorio global era distinto antes de cada llamada: los pesos iniciales no dependen "
+    "solo "
     "de la semilla, así que dos ejecuciones del mismo script empiezan distinto",
 )
 INIT_SEED_IGNORED = Message(
-    en="make_model(seed=0) and make_model(seed=1) start from identical weights: the seed argument has no effect",
-    es="make_model(seed=0) y make_model(seed=1) empiezan con pesos idénticos: el argumento seed no tiene efecto",
+    en="make_model(seed=0) and make_model(seed=1) start from identical weights: the seed argument has no "
+    "effect",
+    es="make_model(seed=0) y make_model(seed=1) empiezan con pesos idénticos: el argumento seed no tiene "
+    "efecto",
 )
 
 
@@ -78,7 +88,7 @@ def _(m: dict):
     if m["n"] != N_PARAMS or m["shapes"] != SHAPES or m["out"] != [4, 2]:
         return failed(INIT_SHAPE, n=m["n"], shapes=shapes, out=out)
     if m["same_seed_diff"] != 0.0:
-        return failed(INIT_GLOBAL, diff=m["same_seed_diff"] if m["same_seed_diff"] is not None else float("nan"))
+        return failed(INIT_GLOBAL, diff=num(m["same_seed_diff"]))
     if not m["seeds_differ"]:
         return failed(INIT_SEED_IGNORED)
     return passed(INIT_OK, n=m["n"], shapes=shapes)

@@ -17,7 +17,8 @@ TRAIN_EPOCHS = 3
 TRAIN_TITLE = Message(en="training steps in training mode", es="pasos de entrenamiento en modo entrenamiento")
 TRAIN_OK = Message(
     en="all {n} optimizer steps ran in training mode, including the {after} after a validation",
-    es="los {n} pasos del optimizador se ejecutaron en modo entrenamiento, incluidos los {after} posteriores a una "
+    es="los {n} pasos del optimizador se ejecutaron en modo entrenamiento, incluidos los {after} posteriores "
+    "a una "
     "validación",
 )
 TRAIN_NO_STEPS = Message(
@@ -26,17 +27,23 @@ TRAIN_NO_STEPS = Message(
     "entrenamiento",
 )
 TRAIN_AFTER_VAL = Message(
-    en="{bad} of {n} optimizer steps ran with the model in eval mode (dropout switched off), the first at step "
-    "{step} of epoch {epoch}, after the validation of epoch {prev}: once evaluated, the model kept training in "
+    en="{bad} of {n} optimizer steps ran with the model in eval mode (dropout switched off), the first at "
+    "step "
+    "{step} of epoch {epoch}, after the validation of epoch {prev}: once evaluated, the model kept training "
+    "in "
     "the mode validation left it in",
-    es="{bad} de {n} pasos del optimizador se ejecutaron con el modelo en modo evaluación (dropout desactivado), "
-    "el primero en el paso {step} de la época {epoch}, tras la validación de la época {prev}: una vez evaluado, "
+    es="{bad} de {n} pasos del optimizador se ejecutaron con el modelo en modo evaluación (dropout "
+    "desactivado), "
+    "el primero en el paso {step} de la época {epoch}, tras la validación de la época {prev}: una vez "
+    "evaluado, "
     "el modelo siguió entrenando en el modo en que lo dejó la validación",
 )
 TRAIN_FROM_START = Message(
-    en="{bad} of {n} optimizer steps ran with the model in eval mode (dropout switched off), from the very first "
+    en="{bad} of {n} optimizer steps ran with the model in eval mode (dropout switched off), from the very "
+    "first "
     "step: the model came to fit in eval mode and training never switched it back",
-    es="{bad} de {n} pasos del optimizador se ejecutaron con el modelo en modo evaluación (dropout desactivado), "
+    es="{bad} de {n} pasos del optimizador se ejecutaron con el modelo en modo evaluación (dropout "
+    "desactivado), "
     "desde el primer paso: el modelo llegó a fit en modo evaluación y el entrenamiento nunca lo cambió",
 )
 
@@ -62,7 +69,8 @@ def train(loop, lab) -> dict:
                 rows.append({"epoch": event["epoch"], "step": counts[event["epoch"]],
                              "after_val": max(before) if before else None})
     after = sum(n for e, n in counts.items() if any(v < e for v in validated_epochs))
-    return {"epochs": TRAIN_EPOCHS, "steps": steps, "eval_steps": len(rows), "first": rows[0] if rows else None,
+    return {"epochs": TRAIN_EPOCHS, "steps": steps, "eval_steps": len(rows),
+            "first": rows[0] if rows else None,
             "after_val": after}
 
 
@@ -83,33 +91,41 @@ def _(m: dict):
 
 EVAL_TITLE = Message(en="validation in eval mode, no graph", es="validación en modo evaluación, sin grafo")
 EVAL_OK = Message(
-    en="evaluate ran {n} forward pass(es) in eval mode without recording a graph, and two calls gave the same "
+    en="evaluate ran {n} forward pass(es) in eval mode without recording a graph, and two calls gave the "
+    "same "
     "{loss:.4f} / {acc:.3f}",
-    es="evaluate hizo {n} pasada(s) hacia delante en modo evaluación sin registrar grafo, y dos llamadas dieron "
+    es="evaluate hizo {n} pasada(s) hacia delante en modo evaluación sin registrar grafo, y dos llamadas "
+    "dieron "
     "el mismo {loss:.4f} / {acc:.3f}",
 )
 EVAL_NO_FORWARD = Message(
     en="evaluate(model, X, y, loss_fn) never ran the model it was given (no forward pass seen)",
-    es="evaluate(model, X, y, loss_fn) no ejecutó nunca el modelo que recibió (no se vio ninguna pasada hacia "
+    es="evaluate(model, X, y, loss_fn) no ejecutó nunca el modelo que recibió (no se vio ninguna pasada "
+    "hacia "
     "delante)",
 )
 EVAL_TRAIN_MODE = Message(
-    en="evaluate ran {bad} of {n} forward pass(es) with the model in training mode: dropout stayed active, and two "
+    en="evaluate ran {bad} of {n} forward pass(es) with the model in training mode: dropout stayed active, "
+    "and two "
     "calls on the same model and data gave different results ({l1:.4f} / {a1:.3f}, then {l2:.4f} / {a2:.3f})",
-    es="evaluate hizo {bad} de {n} pasada(s) hacia delante con el modelo en modo entrenamiento: el dropout siguió "
-    "activo, y dos llamadas con el mismo modelo y datos dieron resultados distintos ({l1:.4f} / {a1:.3f}, luego "
+    es="evaluate hizo {bad} de {n} pasada(s) hacia delante con el modelo en modo entrenamiento: el dropout "
+    "siguió "
+    "activo, y dos llamadas con el mismo modelo y datos dieron resultados distintos ({l1:.4f} / {a1:.3f}, "
+    "luego "
     "{l2:.4f} / {a2:.3f})",
 )
 EVAL_GRAPH = Message(
     en="evaluate's forward passes recorded an autograd graph ({bad} of {n} outputs require grad): validation "
     "keeps activations in memory for a backward pass that never comes",
-    es="las pasadas hacia delante de evaluate registraron un grafo de autograd ({bad} de {n} salidas requieren "
+    es="las pasadas hacia delante de evaluate registraron un grafo de autograd ({bad} de {n} salidas "
+    "requieren "
     "gradiente): la validación guarda activaciones en memoria para un backward que nunca llega",
 )
 EVAL_UNSTABLE = Message(
     en="two evaluate calls on the same model and data gave different results ({l1:.4f} / {a1:.3f}, then "
     "{l2:.4f} / {a2:.3f})",
-    es="dos llamadas a evaluate con el mismo modelo y datos dieron resultados distintos ({l1:.4f} / {a1:.3f}, "
+    es="dos llamadas a evaluate con el mismo modelo y datos dieron resultados distintos ({l1:.4f} / "
+    "{a1:.3f}, "
     "luego {l2:.4f} / {a2:.3f})",
 )
 EVAL_CHANGED = Message(
@@ -131,7 +147,8 @@ def eval_(loop, lab) -> dict:
         pair = list(out) if isinstance(out, tuple | list) else [out, None]
         results.append([plain_number(v) for v in pair[:2]])
     forwards = rig.tape.of("forward")
-    diff = max(float((p.detach() - b).abs().max()) for p, b in zip(rig.model.parameters(), before, strict=True))
+    now = rig.model.parameters()
+    diff = max(float((p.detach() - b).abs().max()) for p, b in zip(now, before, strict=True))
     return {
         "forwards": len(forwards), "train_mode": sum(f["training"] for f in forwards),
         "graph": sum(f["graph"] for f in forwards), "results": results, "weights_changed": diff,

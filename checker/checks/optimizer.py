@@ -10,9 +10,11 @@ ASKED = (("sgd", "SGD", 0.05), ("adam", "Adam", 0.003))
 
 SETUP_TITLE = Message(en="optimizer kind, lr and parameters", es="tipo, lr y parámetros del optimizador")
 SETUP_OK = Message(
-    en="make_optimizer gives SGD and Adam with the lr asked for ({lrs}), over all {n} of the model's own parameter "
+    en="make_optimizer gives SGD and Adam with the lr asked for ({lrs}), over all {n} of the model's own "
+    "parameter "
     "tensors",
-    es="make_optimizer da SGD y Adam con el lr pedido ({lrs}), sobre los {n} tensores de parámetros del propio "
+    es="make_optimizer da SGD y Adam con el lr pedido ({lrs}), sobre los {n} tensores de parámetros del "
+    "propio "
     "modelo",
 )
 SETUP_KIND = Message(
@@ -20,23 +22,29 @@ SETUP_KIND = Message(
     es='make_optimizer(model, name="{name}", lr={lr}) devolvió un {got}; se esperaba un torch.optim.{want}',
 )
 SETUP_FOREIGN = Message(
-    en='the optimizer from make_optimizer(model, name="{name}", lr={lr}) holds {foreign} parameter tensor(s) that '
-    "are not this model's, and {own} of the model's {total}: its steps update tensors the model does not use, so "
+    en='the optimizer from make_optimizer(model, name="{name}", lr={lr}) holds {foreign} parameter tensor(s) '
+    'that '
+    "are not this model's, and {own} of the model's {total}: its steps update tensors the model does not "
+    "use, so "
     "the model's loss stays where it started",
     es='el optimizador de make_optimizer(model, name="{name}", lr={lr}) contiene {foreign} tensor(es) de '
-    "parámetros que no son de este modelo, y {own} de los {total} del modelo: sus pasos actualizan tensores que "
+    "parámetros que no son de este modelo, y {own} de los {total} del modelo: sus pasos actualizan tensores "
+    "que "
     "el modelo no usa, así que la pérdida del modelo se queda donde empezó",
 )
 SETUP_PARTIAL = Message(
     en='the optimizer from make_optimizer(model, name="{name}", lr={lr}) holds {own} of the model\'s {total} '
     "parameter tensors ({dup} listed more than once): the others are never updated",
-    es='el optimizador de make_optimizer(model, name="{name}", lr={lr}) contiene {own} de los {total} tensores de '
+    es='el optimizador de make_optimizer(model, name="{name}", lr={lr}) contiene {own} de los {total} '
+    'tensores de '
     "parámetros del modelo ({dup} repetidos): los demás no se actualizan nunca",
 )
 SETUP_LR = Message(
-    en='make_optimizer(model, name="{name}", lr={lr}) built an optimizer whose lr is {got}: the lr asked for is '
+    en='make_optimizer(model, name="{name}", lr={lr}) built an optimizer whose lr is {got}: the lr asked for '
+    'is '
     "not the one used",
-    es='make_optimizer(model, name="{name}", lr={lr}) creó un optimizador cuyo lr es {got}: el lr pedido no es el '
+    es='make_optimizer(model, name="{name}", lr={lr}) creó un optimizador cuyo lr es {got}: el lr pedido no '
+    'es el '
     "que se usa",
 )
 
