@@ -178,10 +178,13 @@ def load_katas(katas_dir: str | Path | None = None) -> list[Kata]:
 
 
 def find_kata(katas: list[Kata], name: str) -> Kata:
-    """The kata called ``name`` (its slug, or its number such as ``10`` or ``010``)."""
+    """The kata called ``name``: its slug, its place in the list (``3``, as `kata list` shows it),
+    or its file number written with three digits (``030``)."""
     for kata in katas:
-        if kata.slug == name or (name.isdigit() and int(name) == kata.number):
+        if kata.slug == name or (len(name) == 3 and name.isdigit() and int(name) == kata.number):
             return kata
+    if name.isdigit() and 1 <= int(name) <= len(katas):
+        return katas[int(name) - 1]
     raise UnknownKata(name, [k.slug for k in katas])
 
 
@@ -223,7 +226,7 @@ def learner_copy(source: str, header: str) -> str:
 
     class _Strip(cst.CSTTransformer):
         def leave_EmptyLine(self, original, updated):
-            return updated.with_changes(comment=None) if updated.comment else updated
+            return cst.RemoveFromParent() if updated.comment else updated
 
         def leave_TrailingWhitespace(self, original, updated):
             return updated.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))

@@ -343,7 +343,10 @@ def test_next_stays_on_an_unsolved_kata_unless_skipped(runner, workdir: Path) ->
     again = kata(runner, "next")
     assert "still on this kata" in again.output and "(already there, still the starter)" in again.output
     assert json.loads(kata(runner, "next", "--skip", "--json").output)["kata"] == "train-mode"
-    assert json.loads(kata(runner, "next", "10", "--json").output)["kata"] == "fresh-grads"
+    assert json.loads(kata(runner, "next", "010", "--json").output)["kata"] == "fresh-grads"
+    # a plain number is the place `kata list` shows
+    assert json.loads(kata(runner, "next", "2", "--json").output)["kata"] == "train-mode"
+    assert kata(runner, "next", "3").exit_code == 2
 
 
 def test_when_every_kata_is_solved_next_says_so(runner, workdir: Path) -> None:
