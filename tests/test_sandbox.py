@@ -296,3 +296,34 @@ def test_real_subprocess_timeout_from_the_environment(write):
     time.sleep(0.2)
     assert processes_with(f"sleep {marker}") == []
     assert sys.executable  # the same interpreter family ran it (kata's shebang)
+
+
+# ---------------------------------------------------------------------------- the runner itself
+
+
+def test_a_reused_descriptor_number_is_not_closed_under_a_later_child():
+    """A child whose event pipe closes early must not take a later child's pipe with it when reaped.
+
+    A closes its event pipe at once and lives on; D ends soon after, so C starts and its new pipe
+    gets the number A's event pipe had. Reaping A must leave C's pipe alone, or C is never heard
+    from and ends as a timeout.
+    """
+    from checker.sandbox import Job, Limits, run_jobs
+
+    def a(rep):
+        os.close(rep._fd)
+        time.sleep(0.6)
+
+    def d(rep):
+        time.sleep(0.15)
+
+    def c(rep):
+        rep.start("c", timeout=3)
+        time.sleep(1.0)  # still running when A is reaped
+        rep.send({"event": "measured", "check": "c"})
+
+    limits = Limits(step_timeout=3)
+    outcomes = run_jobs([Job(a, limits, "a"), Job(d, limits, "d"), Job(c, limits, "c")], workers=2)
+    c_outcome = outcomes[2]
+    assert c_outcome.timed_out_step is None and c_outcome.finished
+    assert [e["event"] for e in c_outcome.events] == ["start", "measured", "done"]
