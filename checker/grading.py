@@ -46,7 +46,8 @@ BAD_FIGURES = Message(
 )
 TAMPERED = Message(
     en="{file} changes torch or the checker while it runs ({what}); a loop that patches them cannot be graded",
-    es="{file} modifica torch o el comprobador mientras se ejecuta ({what}); un bucle que los parchea no se puede evaluar",
+    es="{file} modifica torch o el comprobador mientras se ejecuta ({what}); "
+    "un bucle que los parchea no se puede evaluar",
 )
 LOAD_TIMEOUT = Message(
     en="{file} did not finish importing within {seconds:g} s (an endless loop at module level?)",

@@ -114,7 +114,9 @@ def load_module(source: str, filename: str) -> types.ModuleType:
         exec(code, module.__dict__)
     except SystemExit as exc:
         raise LoopFileError(
-            "exit", f"{filename} called exit({exc.code!r}) while being imported; move that into `if __name__ == \"__main__\":`"
+            "exit",
+            f"{filename} called exit({exc.code!r}) while being imported; "
+            "move that into `if __name__ == \"__main__\":`",
         ) from None
     except ModuleNotFoundError as exc:
         raise LoopFileError(

@@ -155,7 +155,8 @@ class _Running:
         self.output = bytearray()
         self.dropped = 0
         self.buffer = b""
-        self.open_fds = 2
+        self.open_fds: set[int] = set()
+        """The parent's read ends still open (a closed one's number may be reused by a later child)."""
         self.started = time.monotonic()
         event_r, event_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -171,6 +172,15 @@ class _Running:
         self.pid = pid
         self.event_fd = event_r
         self.output_fd = out_r
+        self.open_fds = {event_r, out_r}
+
+    def close(self, selector: selectors.BaseSelector, fd: int | None = None) -> None:
+        """Stop watching and close ``fd`` (default: every read end still open); only this child's own."""
+        for own in [fd] if fd is not None else list(self.open_fds):
+            if own in self.open_fds:
+                self.open_fds.discard(own)
+                selector.unregister(own)
+                os.close(own)
 
     def on_events(self, data: bytes) -> None:
         self.buffer += data
@@ -262,21 +272,14 @@ def run_jobs(
                         for event in child.events[before:]:
                             on_event(child.job, event)
                     continue
-                selector.unregister(key.fd)
-                os.close(key.fd)
-                child.open_fds -= 1
+                child.close(selector, key.fd)
             now = time.monotonic()
             for pid, child in list(running.items()):
                 if child.open_fds and now > child.deadline and not child.finished:
                     child.timed_out_step = child.step or "start"
                     child.kill()
-                if child.open_fds == 0 or child.timed_out_step:
-                    for fd in (child.event_fd, child.output_fd):
-                        try:
-                            selector.unregister(fd)
-                            os.close(fd)
-                        except (KeyError, ValueError, OSError):
-                            pass
+                if not child.open_fds or child.timed_out_step:
+                    child.close(selector)
                     del running[pid]
                     outcome = child.reap()
                     outcomes[order[id(child.job)]] = outcome
@@ -285,6 +288,7 @@ def run_jobs(
     finally:
         for child in running.values():
             child.kill()
+            child.close(selector)
             try:
                 os.waitpid(child.pid, 0)
             except ChildProcessError:

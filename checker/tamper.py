@@ -42,7 +42,10 @@ def _resolve(path: str) -> Any:
 
 
 class TamperGuard:
-    """Identity snapshot (the objects themselves are held, so ids cannot be reused) of the watched torch objects and of every kata module's functions."""
+    """Identity snapshot of the watched torch objects and of every kata module's functions.
+
+    The objects themselves are held, so an id can never be reused by a replacement.
+    """
 
     def __init__(self) -> None:
         self._snapshot = self._take()

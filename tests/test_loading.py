@@ -92,7 +92,8 @@ def test_main_block_does_not_run(reference_source):
 
 @pytest.mark.parametrize(
     "content, kind",
-    [(None, "not_found"), ("", "empty"), ("   \n\n", "empty"), (b"\x00\x01\x02", "binary"), (b"\xff\xfe\xfa", "binary")],
+    [(None, "not_found"), ("", "empty"), ("   \n\n", "empty"), (b"\x00\x01\x02", "binary"),
+     (b"\xff\xfe\xfa", "binary")],
 )
 def test_bad_files(tmp_path, content, kind):
     path = tmp_path / "loop.py"

@@ -146,7 +146,8 @@ def seed_everything(seed=0):
 def make_data(seed=0):
     X, y = make_moons(200, noise=0.2, random_state=seed)
     a, b, c, d = train_test_split(X, y, test_size=50, random_state=seed, stratify=y)
-    return (torch.as_tensor(a).float(), torch.as_tensor(c).long(), torch.as_tensor(b).float(), torch.as_tensor(d).long())
+    return (torch.as_tensor(a).float(), torch.as_tensor(c).long(),
+            torch.as_tensor(b).float(), torch.as_tensor(d).long())
 
 
 def make_loader(X, y, batch_size=32, seed=0):
