@@ -16,11 +16,9 @@ NORM_TITLE = Message(
 )
 NORM_OK = Message(
     en="with clip_norm={clip}, every one of the {n} steps saw this batch's gradient scaled to norm {top:.4g} "
-    "at "
-    "most (unclipped norms up to {raw:.3g})",
+    "at most (unclipped norms up to {raw:.3g})",
     es="con clip_norm={clip}, cada uno de los {n} pasos vio el gradiente de este lote escalado a norma "
-    "{top:.4g} "
-    "como mucho (normas sin recortar de hasta {raw:.3g})",
+    "{top:.4g} como mucho (normas sin recortar de hasta {raw:.3g})",
 )
 NORM_NO_STEPS = Message(
     en="fit(..., clip_norm={clip}) made no optimizer step, so no clipping could be checked",
@@ -29,38 +27,30 @@ NORM_NO_STEPS = Message(
 )
 NORM_TOO_BIG = Message(
     en="with clip_norm={clip}, the gradient's norm when step() ran at step {step} of epoch {epoch} was "
-    "{norm:.4g} "
-    "(this batch's unclipped norm: {raw:.4g}): the update used a gradient that was not clipped",
+    "{norm:.4g} (this batch's unclipped norm: {raw:.4g}): the update used a gradient that was not clipped",
     es="con clip_norm={clip}, la norma del gradiente cuando se ejecutó step() en el paso {step} de la época "
-    "{epoch} "
-    "era {norm:.4g} (norma sin recortar de este lote: {raw:.4g}): la actualización usó un gradiente sin "
-    "recortar",
+    "{epoch} era {norm:.4g} (norma sin recortar de este lote: {raw:.4g}): la actualización usó un gradiente "
+    "sin recortar",
 )
 NORM_NOT_SCALED = Message(
     en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} had norm {norm:.4g} "
-    "but "
-    "differs by {rel:.1%} from this batch's gradient scaled down to that norm: clipping must shrink the "
-    "batch's "
-    "own gradient, keeping its direction",
+    "but differs by {rel:.1%} from this batch's gradient scaled down to that norm: clipping must shrink the "
+    "batch's own gradient, keeping its direction",
     es="con clip_norm={clip}, el gradiente que usó step() en el paso {step} de la época {epoch} tenía norma "
-    "{norm:.4g} pero difiere en un {rel:.1%} del gradiente de este lote reducido a esa norma: el recorte "
-    "debe "
+    "{norm:.4g} pero difiere en un {rel:.1%} del gradiente de este lote reducido a esa norma: el recorte debe "
     "encoger el propio gradiente del lote, manteniendo su dirección",
 )
 NORM_MISSING = Message(
     en="with clip_norm={clip}, when step() ran at step {step} of epoch {epoch} the weights had no gradient "
     "(this batch's loss has one of norm {raw:.4g})",
     es="con clip_norm={clip}, cuando se ejecutó step() en el paso {step} de la época {epoch} los pesos no "
-    "tenían "
-    "gradiente (la pérdida de este lote tiene uno de norma {raw:.4g})",
+    "tenían gradiente (la pérdida de este lote tiene uno de norma {raw:.4g})",
 )
 NORM_NONFINITE = Message(
     en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} contained NaN or "
-    "infinite "
-    "values (this batch's own gradient has norm {raw:.4g})",
+    "infinite values (this batch's own gradient has norm {raw:.4g})",
     es="con clip_norm={clip}, el gradiente que usó step() en el paso {step} de la época {epoch} contenía "
-    "valores "
-    "NaN o infinitos (el propio gradiente de este lote tiene norma {raw:.4g})",
+    "valores NaN o infinitos (el propio gradiente de este lote tiene norma {raw:.4g})",
 )
 
 

@@ -13,8 +13,7 @@ LOSS_FN_UNUSED = Message(
     en="{where} never called the loss_fn it was given ({calls} calls seen): the checker passes its own loss "
     "function to watch every batch, so the loop must compute its loss through loss_fn",
     es="{where} no llamó nunca a la loss_fn que recibió ({calls} llamadas vistas): el comprobador pasa su "
-    "propia "
-    "función de pérdida para observar cada lote, así que el bucle debe calcular su pérdida con loss_fn",
+    "propia función de pérdida para observar cada lote, así que el bucle debe calcular su pérdida con loss_fn",
 )
 
 

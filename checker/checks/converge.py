@@ -10,22 +10,17 @@ EPOCHS, LR, MIN_ACC = 100, 0.01, 0.9
 ADAM_TITLE = Message(en="Adam 0.01 reaches 90% on validation", es="Adam 0.01 llega al 90% en validación")
 ADAM_OK = Message(
     en="after {epochs} epochs of Adam at lr={lr} the model classifies {acc:.0%} of the {n} validation points "
-    "right "
-    "(validation loss {loss:.3f})",
+    "right (validation loss {loss:.3f})",
     es="tras {epochs} épocas de Adam con lr={lr} el modelo clasifica bien el {acc:.0%} de los {n} puntos de "
     "validación (pérdida de validación {loss:.3f})",
 )
 ADAM_FAIL = Message(
     en="after {epochs} epochs of Adam at lr={lr} the model classifies only {acc:.0%} of the {n} validation "
-    "points "
-    "right (validation loss {loss:.3f}, last training loss {train:.3f}); the lesson's loop reaches about "
-    "96%, and "
-    "at least {min_acc:.0%} is expected",
-    es="tras {epochs} épocas de Adam con lr={lr} el modelo clasifica bien solo el {acc:.0%} de los {n} "
-    "puntos de "
-    "validación (pérdida de validación {loss:.3f}, última pérdida de entrenamiento {train:.3f}); el bucle de "
-    "la "
-    "lección llega a un 96%, y se espera al menos un {min_acc:.0%}",
+    "points right (validation loss {loss:.3f}, last training loss {train:.3f}); the lesson's loop reaches "
+    "about 96%, and at least {min_acc:.0%} is expected",
+    es="tras {epochs} épocas de Adam con lr={lr} el modelo clasifica bien solo el {acc:.0%} de los {n} puntos "
+    "de validación (pérdida de validación {loss:.3f}, última pérdida de entrenamiento {train:.3f}); el bucle "
+    "de la lección llega a un 96%, y se espera al menos un {min_acc:.0%}",
 )
 ADAM_SHORT = Message(
     en="fit(..., epochs={epochs}) trained {ran} epoch(s)",

@@ -13,16 +13,14 @@ VALUE_TOL = 1e-6
 
 LESSON_TITLE = Message(en="the lesson's data and split", es="los datos y la partición de la lección")
 LESSON_OK = Message(
-    en="make_data(seed=0) gives the lesson's 150/50 split: classes {train_counts} in training, {val_counts} "
-    "in "
+    en="make_data(seed=0) gives the lesson's 150/50 split: classes {train_counts} in training, {val_counts} in "
     "validation",
     es="make_data(seed=0) da la partición 150/50 de la lección: clases {train_counts} en entrenamiento, "
     "{val_counts} en validación",
 )
 LESSON_NOT_FOUR = Message(
     en="make_data(seed=0) returned {what}; the protocol expects four tensors: X_train, y_train, X_val, y_val",
-    es="make_data(seed=0) devolvió {what}; el protocolo espera cuatro tensores: X_train, y_train, X_val, "
-    "y_val",
+    es="make_data(seed=0) devolvió {what}; el protocolo espera cuatro tensores: X_train, y_train, X_val, y_val",
 )
 LESSON_FORM = Message(
     en="make_data(seed=0): {name} is {got}, but the lesson's {name} is a {want_dtype} tensor of shape "
@@ -32,8 +30,7 @@ LESSON_FORM = Message(
 )
 LESSON_ORDER = Message(
     en="make_data(seed=0): {name} holds the lesson's rows but in another order, so batches and results will "
-    "not "
-    "match the lesson's number for number",
+    "not match the lesson's number for number",
     es="make_data(seed=0): {name} tiene las filas de la lección pero en otro orden, así que los lotes y los "
     "resultados no coincidirán número a número con la lección",
 )
@@ -41,11 +38,9 @@ LESSON_VALUES = Message(
     en="make_data(seed=0): {name} differs from the lesson's (largest difference {diff:.3g}). Class counts: "
     "{train_counts} in training and {val_counts} in validation; the lesson's split keeps each class's share "
     "equal in both parts ({want_train} and {want_val})",
-    es="make_data(seed=0): {name} difiere del de la lección (mayor diferencia {diff:.3g}). Recuento de "
-    "clases: "
+    es="make_data(seed=0): {name} difiere del de la lección (mayor diferencia {diff:.3g}). Recuento de clases: "
     "{train_counts} en entrenamiento y {val_counts} en validación; la partición de la lección mantiene igual "
-    "la "
-    "proporción de cada clase en ambas partes ({want_train} y {want_val})",
+    "la proporción de cada clase en ambas partes ({want_train} y {want_val})",
 )
 
 

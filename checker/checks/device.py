@@ -16,8 +16,7 @@ MOVED_TITLE = Message(en="batches moved to the device", es="lotes movidos al dis
 MOVED_OK = Message(
     en="all {batches} training batches and the {evals} validation pass(es) reached the model and the loss as "
     "tensors moved to device='{device}'",
-    es="los {batches} lotes de entrenamiento y la(s) {evals} pasada(s) de validación llegaron al modelo y a "
-    "la "
+    es="los {batches} lotes de entrenamiento y la(s) {evals} pasada(s) de validación llegaron al modelo y a la "
     "pérdida como tensores movidos a device='{device}'",
 )
 MOVED_NOTHING = Message(
@@ -25,21 +24,17 @@ MOVED_NOTHING = Message(
     es="train_epoch no ejecutó nunca el modelo sobre un lote, así que no se pudo comprobar el dispositivo",
 )
 MOVED_INPUTS = Message(
-    en="in {where}, {bad} of {n} input batches reached the model as the original tensors the data came in, "
-    "not "
+    en="in {where}, {bad} of {n} input batches reached the model as the original tensors the data came in, not "
     "as copies moved to device='{device}': on a GPU this forward pass would fail",
     es="en {where}, {bad} de {n} lotes de entrada llegaron al modelo como los tensores originales de los "
-    "datos, "
-    "no como copias movidas a device='{device}': en una GPU esta pasada hacia delante fallaría",
+    "datos, no como copias movidas a device='{device}': en una GPU esta pasada hacia delante fallaría",
 )
 MOVED_LABELS = Message(
-    en="in {where}, {bad} of {n} label batches reached the loss as the original tensors the data came in, "
-    "not as "
-    "copies moved to device='{device}', while the inputs were moved: on a GPU the loss would fail",
-    es="en {where}, {bad} de {n} lotes de etiquetas llegaron a la pérdida como los tensores originales de "
-    "los "
-    "datos, no como copias movidas a device='{device}', aunque las entradas sí se movieron: en una GPU "
-    "la pérdida fallaría",
+    en="in {where}, {bad} of {n} label batches reached the loss as the original tensors the data came in, not "
+    "as copies moved to device='{device}', while the inputs were moved: on a GPU the loss would fail",
+    es="en {where}, {bad} de {n} lotes de etiquetas llegaron a la pérdida como los tensores originales de los "
+    "datos, no como copias movidas a device='{device}', aunque las entradas sí se movieron: en una GPU la "
+    "pérdida fallaría",
 )
 
 

@@ -14,51 +14,41 @@ FIT_EPOCHS = 2
 FIGURES_TITLE = Message(en="validation figures are right", es="las cifras de validación son correctas")
 FIGURES_OK = Message(
     en="evaluate's loss and accuracy match the model's on the data given ({n} examples: {loss:.4f} / "
-    "{acc:.3f}), "
-    "and fit's val_loss / val_acc are the validation set's",
+    "{acc:.3f}), and fit's val_loss / val_acc are the validation set's",
     es="la pérdida y la exactitud de evaluate coinciden con las del modelo sobre los datos dados ({n} "
-    "ejemplos: "
-    "{loss:.4f} / {acc:.3f}), y val_loss / val_acc de fit son los del conjunto de validación",
+    "ejemplos: {loss:.4f} / {acc:.3f}), y val_loss / val_acc de fit son los del conjunto de validación",
 )
 FIGURES_EVALUATE = Message(
     en="evaluate(model, X, y, loss_fn) on {n} examples returned loss {gl:.4f} and accuracy {ga:.4f}, but on "
-    "those "
-    "examples the model's mean loss is {wl:.4f} and it classifies {wa:.1%} of them right",
-    es="evaluate(model, X, y, loss_fn) sobre {n} ejemplos devolvió pérdida {gl:.4f} y exactitud {ga:.4f}, "
-    "pero "
+    "those examples the model's mean loss is {wl:.4f} and it classifies {wa:.1%} of them right",
+    es="evaluate(model, X, y, loss_fn) sobre {n} ejemplos devolvió pérdida {gl:.4f} y exactitud {ga:.4f}, pero "
     "sobre esos ejemplos la pérdida media del modelo es {wl:.4f} y clasifica bien el {wa:.1%}",
 )
 FIGURES_NOT_PAIR = Message(
     en="evaluate(model, X, y, loss_fn) returned {what}; the protocol asks for (mean loss, accuracy) as two "
     "numbers",
-    es="evaluate(model, X, y, loss_fn) devolvió {what}; el protocolo pide (pérdida media, exactitud) como "
-    "dos "
+    es="evaluate(model, X, y, loss_fn) devolvió {what}; el protocolo pide (pérdida media, exactitud) como dos "
     "números",
 )
 FIGURES_FIT_MISSING = Message(
     en="fit(..., val=(X_val, y_val)) returned history rows without val_loss and val_acc (last row's keys: "
     "{keys})",
-    es="fit(..., val=(X_val, y_val)) devolvió filas de historial sin val_loss ni val_acc (claves de la "
-    "última "
+    es="fit(..., val=(X_val, y_val)) devolvió filas de historial sin val_loss ni val_acc (claves de la última "
     "fila: {keys})",
 )
 FIGURES_FIT_TRAIN = Message(
     en="fit's last history row reports val_loss {gl:.4f} and val_acc {ga:.4f}, but on the validation set the "
-    "model "
-    "scores {vl:.4f} and {va:.4f}; the reported figures are the training set's ({tl:.4f}, {ta:.4f}): "
+    "model scores {vl:.4f} and {va:.4f}; the reported figures are the training set's ({tl:.4f}, {ta:.4f}): "
     "validation measured data the model trained on",
     es="la última fila del historial de fit indica val_loss {gl:.4f} y val_acc {ga:.4f}, pero en el conjunto "
-    "de "
-    "validación el modelo obtiene {vl:.4f} y {va:.4f}; las cifras indicadas son las del conjunto de "
+    "de validación el modelo obtiene {vl:.4f} y {va:.4f}; las cifras indicadas son las del conjunto de "
     "entrenamiento ({tl:.4f}, {ta:.4f}): la validación midió datos con los que el modelo entrenó",
 )
 FIGURES_FIT_WRONG = Message(
     en="fit's last history row reports val_loss {gl:.4f} and val_acc {ga:.4f}, but on the validation set the "
-    "model "
-    "scores {vl:.4f} and {va:.4f} after that epoch",
+    "model scores {vl:.4f} and {va:.4f} after that epoch",
     es="la última fila del historial de fit indica val_loss {gl:.4f} y val_acc {ga:.4f}, pero en el conjunto "
-    "de "
-    "validación el modelo obtiene {vl:.4f} y {va:.4f} tras esa época",
+    "de validación el modelo obtiene {vl:.4f} y {va:.4f} tras esa época",
 )
 
 

@@ -45,22 +45,19 @@ COVERAGE_FAIL = Message(
     "left out of every epoch are never learned from",
     es="con batch_size 32, la época {epoch} dio lotes de {sizes} ({n} ejemplos, {distinct} distintos): "
     "{missing} de los 150 ejemplos de entrenamiento no aparecieron nunca y {repeated} aparecieron más de una "
-    "vez. "
-    "Los ejemplos que faltan en todas las épocas nunca enseñan nada",
+    "vez. Los ejemplos que faltan en todas las épocas nunca enseñan nada",
 )
 COVERAGE_SIZES = Message(
     en="at batch_size 32, epoch {epoch} gave batches of {sizes}; with 150 examples the lesson's loader gives "
     "32, 32, 32, 32, 22",
     es="con batch_size 32, la época {epoch} dio lotes de {sizes}; con 150 ejemplos el cargador de la lección "
-    "da "
-    "32, 32, 32, 32, 22",
+    "da 32, 32, 32, 32, 22",
 )
 COVERAGE_UNPAIRED = Message(
     en="the loader's batches do not keep each example's features with its own label: a row of X arrived with "
     "another example's label",
     es="los lotes del cargador no mantienen las características de cada ejemplo con su propia etiqueta: una "
-    "fila "
-    "de X llegó con la etiqueta de otro ejemplo",
+    "fila de X llegó con la etiqueta de otro ejemplo",
 )
 
 
@@ -102,26 +99,21 @@ ORDER_OK = Message(
     en="the order depends on the loader's seed alone (seed 0 starts {a}…, seed 1 starts {c}…) and changes "
     "every epoch",
     es="el orden depende solo de la semilla del cargador (la semilla 0 empieza {a}…, la 1 empieza {c}…) y "
-    "cambia "
-    "en cada época",
+    "cambia en cada época",
 )
 ORDER_UNSHUFFLED = Message(
     en="the loader gives the examples in their stored order ({a}…) in every epoch: nothing is shuffled, so "
-    "every "
-    "epoch shows the model the same batches in the same sequence",
+    "every epoch shows the model the same batches in the same sequence",
     es="el cargador da los ejemplos en su orden de almacenamiento ({a}…) en todas las épocas: no se baraja "
-    "nada, "
-    "así que cada época enseña al modelo los mismos lotes en la misma secuencia",
+    "nada, así que cada época enseña al modelo los mismos lotes en la misma secuencia",
 )
 ORDER_GLOBAL = Message(
     en="two loaders built with seed=0 gave different orders ({a}… and {b}…) because the global random state "
-    "differed when they were built and used: the order does not depend on the loader's seed alone, so two "
-    "runs "
+    "differed when they were built and used: the order does not depend on the loader's seed alone, so two runs "
     "of the same script will not match",
     es="dos cargadores creados con seed=0 dieron órdenes distintos ({a}… y {b}…) porque el estado aleatorio "
     "global era distinto al crearlos y usarlos: el orden no depende solo de la semilla del cargador, así que "
-    "dos "
-    "ejecuciones del mismo script no coincidirán",
+    "dos ejecuciones del mismo script no coincidirán",
 )
 ORDER_SEED_IGNORED = Message(
     en="loaders built with seed=0 and seed=1 give the same order ({a}…): the seed argument has no effect",

@@ -18,21 +18,18 @@ FALLS_TITLE = Message(
 FALLS_OK = Message(
     en="over {epochs} epochs of SGD at lr={lr} the training loss fell every epoch, from {first:.4f} to "
     "{last:.4f}",
-    es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento bajó en cada época, de {first:.4f} "
-    "a "
+    es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento bajó en cada época, de {first:.4f} a "
     "{last:.4f}",
 )
 FALLS_FAIL = Message(
     en="over {epochs} epochs of SGD at lr={lr} the training loss rose at epoch {epoch}: {prev:.4f} -> "
-    "{cur:.4f} "
-    "(epoch by epoch: {losses}). At this small lr a correct loop lowers it every epoch",
+    "{cur:.4f} (epoch by epoch: {losses}). At this small lr a correct loop lowers it every epoch",
     es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento subió en la época {epoch}: "
-    "{prev:.4f} -> "
-    "{cur:.4f} (época a época: {losses}). Con este lr pequeño un bucle correcto la baja en cada época",
+    "{prev:.4f} -> {cur:.4f} (época a época: {losses}). Con este lr pequeño un bucle correcto la baja en cada "
+    "época",
 )
 FALLS_NAN = Message(
-    en="over {epochs} epochs of SGD at lr={lr} the training loss became NaN at epoch {epoch} (epoch by "
-    "epoch: "
+    en="over {epochs} epochs of SGD at lr={lr} the training loss became NaN at epoch {epoch} (epoch by epoch: "
     "{losses}): the numbers overflowed or were poisoned somewhere in the step",
     es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento se volvió NaN en la época {epoch} "
     "(época a época: {losses}): los números se desbordaron o se estropearon en algún punto del paso",
@@ -78,37 +75,29 @@ MEAN_TITLE = Message(
 )
 MEAN_OK = Message(
     en="train_epoch returned {got:.6f}, the mean loss over the {n} examples (the plain mean of the {batches} "
-    "batch "
-    "losses would be {batch_mean:.6f})",
+    "batch losses would be {batch_mean:.6f})",
     es="train_epoch devolvió {got:.6f}, la pérdida media sobre los {n} ejemplos (la media simple de las "
-    "{batches} "
-    "pérdidas de lote sería {batch_mean:.6f})",
+    "{batches} pérdidas de lote sería {batch_mean:.6f})",
 )
 MEAN_BATCH_MEAN = Message(
     en="train_epoch returned {got:.6f}, the plain mean of the {batches} batch losses; the mean loss over the "
     "epoch's {n} examples was {want:.6f}. The last batch holds only {last} examples, so averaging batches "
-    "gives "
-    "its examples more weight than the others",
+    "gives its examples more weight than the others",
     es="train_epoch devolvió {got:.6f}, la media simple de las {batches} pérdidas de lote; la pérdida media "
-    "sobre "
-    "los {n} ejemplos de la época fue {want:.6f}. El último lote tiene solo {last} ejemplos, así que "
-    "promediar "
-    "lotes da a sus ejemplos más peso que a los demás",
+    "sobre los {n} ejemplos de la época fue {want:.6f}. El último lote tiene solo {last} ejemplos, así que "
+    "promediar lotes da a sus ejemplos más peso que a los demás",
 )
 MEAN_WRONG = Message(
     en="train_epoch returned {got:.6f}, but the mean loss over the epoch's {n} examples was {want:.6f} (the "
-    "plain "
-    "mean of the {batches} batch losses: {batch_mean:.6f})",
+    "plain mean of the {batches} batch losses: {batch_mean:.6f})",
     es="train_epoch devolvió {got:.6f}, pero la pérdida media sobre los {n} ejemplos de la época fue "
-    "{want:.6f} "
-    "(la media simple de las {batches} pérdidas de lote: {batch_mean:.6f})",
+    "{want:.6f} (la media simple de las {batches} pérdidas de lote: {batch_mean:.6f})",
 )
 MEAN_NOT_NUMBER = Message(
     en="train_epoch returned a {type}, not a number: the protocol asks for the epoch's mean loss as a Python "
     "float",
     es="train_epoch devolvió un {type}, no un número: el protocolo pide la pérdida media de la época como "
-    "float de "
-    "Python",
+    "float de Python",
 )
 
 

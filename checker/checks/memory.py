@@ -17,36 +17,30 @@ CUDA_SLACK = 0
 GRAPHS_TITLE = Message(en="no graph outlives its batch", es="ningún grafo sobrevive a su lote")
 GRAPHS_OK = Message(
     en="over {epochs} epochs no autograd graph stayed alive between epochs or after fit (0 bytes held), and "
-    "the "
-    "history holds plain numbers",
-    es="en {epochs} épocas ningún grafo de autograd siguió vivo entre épocas ni tras fit (0 bytes "
-    "retenidos), y "
-    "el historial guarda números simples",
+    "the history holds plain numbers",
+    es="en {epochs} épocas ningún grafo de autograd siguió vivo entre épocas ni tras fit (0 bytes retenidos), "
+    "y el historial guarda números simples",
 )
 GRAPHS_GROW = Message(
-    en="autograd graphs kept alive grew epoch after epoch: {starts} KiB at the start of epochs 1-{epochs}, "
-    "and "
+    en="autograd graphs kept alive grew epoch after epoch: {starts} KiB at the start of epochs 1-{epochs}, and "
     "{after} KiB still held after fit returned. Something keeps tensors that remember how they were computed "
     "(fit's history holds: {types}); on a real model memory climbs until it runs out",
     es="los grafos de autograd mantenidos vivos crecieron época tras época: {starts} KiB al comienzo de las "
     "épocas 1-{epochs}, y {after} KiB aún retenidos cuando fit terminó. Algo guarda tensores que recuerdan "
-    "cómo "
-    "se calcularon (el historial de fit contiene: {types}); con un modelo real la memoria sube hasta "
+    "cómo se calcularon (el historial de fit contiene: {types}); con un modelo real la memoria sube hasta "
     "agotarse",
 )
 GRAPHS_KEPT = Message(
     en="after fit returned, autograd graphs holding {after} KiB were still alive (at the start of epochs "
     "1-{epochs}: {starts} KiB): some tensor that remembers how it was computed outlives the training",
     es="cuando fit terminó, seguían vivos grafos de autograd que retienen {after} KiB (al comienzo de las "
-    "épocas "
-    "1-{epochs}: {starts} KiB): algún tensor que recuerda cómo se calculó sobrevive al entrenamiento",
+    "épocas 1-{epochs}: {starts} KiB): algún tensor que recuerda cómo se calculó sobrevive al entrenamiento",
 )
 GRAPHS_HISTORY = Message(
     en="fit's history holds {types} values instead of plain Python numbers ({graphs} of them still carry an "
     "autograd graph)",
     es="el historial de fit guarda valores {types} en lugar de números simples de Python ({graphs} de ellos "
-    "aún "
-    "llevan un grafo de autograd)",
+    "aún llevan un grafo de autograd)",
 )
 GRAPHS_CUDA = Message(
     en="torch.cuda.memory_allocated() grew across epochs: {starts} KiB at the start of epochs 1-{epochs}",

@@ -20,24 +20,18 @@ INIT_NOT_MODULE = Message(
 )
 INIT_SHAPE = Message(
     en="make_model(seed=0) has {n} parameters with shapes {shapes} and maps 4 points to an output of shape "
-    "{out}; "
-    "the lesson's MLP 2-16-2 has 82 (two Linear layers, 2->16 and 16->2) and gives one score per class",
+    "{out}; the lesson's MLP 2-16-2 has 82 (two Linear layers, 2->16 and 16->2) and gives one score per class",
     es="make_model(seed=0) tiene {n} parámetros con formas {shapes} y convierte 4 puntos en una salida de "
-    "forma "
-    "{out}; el MLP 2-16-2 de la lección tiene 82 (dos capas Linear, 2->16 y 16->2) y da una puntuación por "
-    "clase",
+    "forma {out}; el MLP 2-16-2 de la lección tiene 82 (dos capas Linear, 2->16 y 16->2) y da una puntuación "
+    "por clase",
 )
 INIT_GLOBAL = Message(
     en="two models built with make_model(seed=0) started from different weights (largest difference "
-    "{diff:.3g}) "
-    "because the global random state differed before each call: the initial weights do not depend on the "
-    "seed "
-    "alone, so two runs of the same script start differently",
-    es="dos modelos creados con make_model(seed=0) empezaron con pesos distintos (mayor diferencia "
-    "{diff:.3g}) "
+    "{diff:.3g}) because the global random state differed before each call: the initial weights do not depend "
+    "on the seed alone, so two runs of the same script start differently",
+    es="dos modelos creados con make_model(seed=0) empezaron con pesos distintos (mayor diferencia {diff:.3g}) "
     "porque el estado aleatorio global era distinto antes de cada llamada: los pesos iniciales no dependen "
-    "solo "
-    "de la semilla, así que dos ejecuciones del mismo script empiezan distinto",
+    "solo de la semilla, así que dos ejecuciones del mismo script empiezan distinto",
 )
 INIT_SEED_IGNORED = Message(
     en="make_model(seed=0) and make_model(seed=1) start from identical weights: the seed argument has no "

@@ -17,9 +17,8 @@ TRAIN_EPOCHS = 3
 TRAIN_TITLE = Message(en="training steps in training mode", es="pasos de entrenamiento en modo entrenamiento")
 TRAIN_OK = Message(
     en="all {n} optimizer steps ran in training mode, including the {after} after a validation",
-    es="los {n} pasos del optimizador se ejecutaron en modo entrenamiento, incluidos los {after} posteriores "
-    "a una "
-    "validación",
+    es="los {n} pasos del optimizador se ejecutaron en modo entrenamiento, incluidos los {after} posteriores a "
+    "una validación",
 )
 TRAIN_NO_STEPS = Message(
     en="fit made no optimizer step in {epochs} epochs, so the mode of training could not be checked",
@@ -27,24 +26,19 @@ TRAIN_NO_STEPS = Message(
     "entrenamiento",
 )
 TRAIN_AFTER_VAL = Message(
-    en="{bad} of {n} optimizer steps ran with the model in eval mode (dropout switched off), the first at "
-    "step "
-    "{step} of epoch {epoch}, after the validation of epoch {prev}: once evaluated, the model kept training "
-    "in "
+    en="{bad} of {n} optimizer steps ran with the model in eval mode (dropout switched off), the first at step "
+    "{step} of epoch {epoch}, after the validation of epoch {prev}: once evaluated, the model kept training in "
     "the mode validation left it in",
     es="{bad} de {n} pasos del optimizador se ejecutaron con el modelo en modo evaluación (dropout "
-    "desactivado), "
-    "el primero en el paso {step} de la época {epoch}, tras la validación de la época {prev}: una vez "
-    "evaluado, "
-    "el modelo siguió entrenando en el modo en que lo dejó la validación",
+    "desactivado), el primero en el paso {step} de la época {epoch}, tras la validación de la época {prev}: "
+    "una vez evaluado, el modelo siguió entrenando en el modo en que lo dejó la validación",
 )
 TRAIN_FROM_START = Message(
     en="{bad} of {n} optimizer steps ran with the model in eval mode (dropout switched off), from the very "
-    "first "
-    "step: the model came to fit in eval mode and training never switched it back",
+    "first step: the model came to fit in eval mode and training never switched it back",
     es="{bad} de {n} pasos del optimizador se ejecutaron con el modelo en modo evaluación (dropout "
-    "desactivado), "
-    "desde el primer paso: el modelo llegó a fit en modo evaluación y el entrenamiento nunca lo cambió",
+    "desactivado), desde el primer paso: el modelo llegó a fit en modo evaluación y el entrenamiento nunca lo "
+    "cambió",
 )
 
 
@@ -91,41 +85,34 @@ def _(m: dict):
 
 EVAL_TITLE = Message(en="validation in eval mode, no graph", es="validación en modo evaluación, sin grafo")
 EVAL_OK = Message(
-    en="evaluate ran {n} forward pass(es) in eval mode without recording a graph, and two calls gave the "
-    "same "
+    en="evaluate ran {n} forward pass(es) in eval mode without recording a graph, and two calls gave the same "
     "{loss:.4f} / {acc:.3f}",
     es="evaluate hizo {n} pasada(s) hacia delante en modo evaluación sin registrar grafo, y dos llamadas "
-    "dieron "
-    "el mismo {loss:.4f} / {acc:.3f}",
+    "dieron el mismo {loss:.4f} / {acc:.3f}",
 )
 EVAL_NO_FORWARD = Message(
     en="evaluate(model, X, y, loss_fn) never ran the model it was given (no forward pass seen)",
-    es="evaluate(model, X, y, loss_fn) no ejecutó nunca el modelo que recibió (no se vio ninguna pasada "
-    "hacia "
+    es="evaluate(model, X, y, loss_fn) no ejecutó nunca el modelo que recibió (no se vio ninguna pasada hacia "
     "delante)",
 )
 EVAL_TRAIN_MODE = Message(
-    en="evaluate ran {bad} of {n} forward pass(es) with the model in training mode: dropout stayed active, "
-    "and two "
-    "calls on the same model and data gave different results ({l1:.4f} / {a1:.3f}, then {l2:.4f} / {a2:.3f})",
+    en="evaluate ran {bad} of {n} forward pass(es) with the model in training mode: dropout stayed active, and "
+    "two calls on the same model and data gave different results ({l1:.4f} / {a1:.3f}, then {l2:.4f} / "
+    "{a2:.3f})",
     es="evaluate hizo {bad} de {n} pasada(s) hacia delante con el modelo en modo entrenamiento: el dropout "
-    "siguió "
-    "activo, y dos llamadas con el mismo modelo y datos dieron resultados distintos ({l1:.4f} / {a1:.3f}, "
-    "luego "
-    "{l2:.4f} / {a2:.3f})",
+    "siguió activo, y dos llamadas con el mismo modelo y datos dieron resultados distintos ({l1:.4f} / "
+    "{a1:.3f}, luego {l2:.4f} / {a2:.3f})",
 )
 EVAL_GRAPH = Message(
     en="evaluate's forward passes recorded an autograd graph ({bad} of {n} outputs require grad): validation "
     "keeps activations in memory for a backward pass that never comes",
-    es="las pasadas hacia delante de evaluate registraron un grafo de autograd ({bad} de {n} salidas "
-    "requieren "
+    es="las pasadas hacia delante de evaluate registraron un grafo de autograd ({bad} de {n} salidas requieren "
     "gradiente): la validación guarda activaciones en memoria para un backward que nunca llega",
 )
 EVAL_UNSTABLE = Message(
     en="two evaluate calls on the same model and data gave different results ({l1:.4f} / {a1:.3f}, then "
     "{l2:.4f} / {a2:.3f})",
-    es="dos llamadas a evaluate con el mismo modelo y datos dieron resultados distintos ({l1:.4f} / "
-    "{a1:.3f}, "
+    es="dos llamadas a evaluate con el mismo modelo y datos dieron resultados distintos ({l1:.4f} / {a1:.3f}, "
     "luego {l2:.4f} / {a2:.3f})",
 )
 EVAL_CHANGED = Message(

@@ -11,10 +11,8 @@ ASKED = (("sgd", "SGD", 0.05), ("adam", "Adam", 0.003))
 SETUP_TITLE = Message(en="optimizer kind, lr and parameters", es="tipo, lr y parámetros del optimizador")
 SETUP_OK = Message(
     en="make_optimizer gives SGD and Adam with the lr asked for ({lrs}), over all {n} of the model's own "
-    "parameter "
-    "tensors",
-    es="make_optimizer da SGD y Adam con el lr pedido ({lrs}), sobre los {n} tensores de parámetros del "
-    "propio "
+    "parameter tensors",
+    es="make_optimizer da SGD y Adam con el lr pedido ({lrs}), sobre los {n} tensores de parámetros del propio "
     "modelo",
 )
 SETUP_KIND = Message(

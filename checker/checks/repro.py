@@ -11,47 +11,37 @@ SEED = 7
 SEEDS_TITLE = Message(en="same seeds, same run", es="mismas semillas, misma ejecución")
 SEEDS_OK = Message(
     en="two runs with seed 0 (make_model, make_loader, fit for {epochs} epochs) from different global random "
-    "states "
-    "gave identical histories, and seed_everything seeds random, NumPy and torch",
+    "states gave identical histories, and seed_everything seeds random, NumPy and torch",
     es="dos ejecuciones con semilla 0 (make_model, make_loader, fit durante {epochs} épocas) desde estados "
-    "aleatorios globales distintos dieron historiales idénticos, y seed_everything fija random, NumPy y "
-    "torch",
+    "aleatorios globales distintos dieron historiales idénticos, y seed_everything fija random, NumPy y torch",
 )
 SEEDS_WEIGHTS = Message(
     en="two runs with the same seeds, started from different global random states, gave different histories "
     "(epoch {epoch} {key}: {a} vs {b}): make_model(seed=0) gave different initial weights each time",
-    es="dos ejecuciones con las mismas semillas, empezadas desde estados aleatorios globales distintos, "
-    "dieron "
+    es="dos ejecuciones con las mismas semillas, empezadas desde estados aleatorios globales distintos, dieron "
     "historiales distintos (época {epoch} {key}: {a} frente a {b}): make_model(seed=0) dio pesos iniciales "
     "distintos cada vez",
 )
 SEEDS_ORDER = Message(
     en="two runs with the same seeds, started from different global random states, gave different histories "
     "(epoch {epoch} {key}: {a} vs {b}): the loader from make_loader(seed=0) fed the batches in a different "
-    "order "
-    "each time",
-    es="dos ejecuciones con las mismas semillas, empezadas desde estados aleatorios globales distintos, "
-    "dieron "
-    "historiales distintos (época {epoch} {key}: {a} frente a {b}): el cargador de make_loader(seed=0) dio "
-    "los "
+    "order each time",
+    es="dos ejecuciones con las mismas semillas, empezadas desde estados aleatorios globales distintos, dieron "
+    "historiales distintos (época {epoch} {key}: {a} frente a {b}): el cargador de make_loader(seed=0) dio los "
     "lotes en un orden distinto cada vez",
 )
 SEEDS_OTHER = Message(
     en="two runs with the same seeds, started from different global random states, gave different histories "
     "(epoch {epoch} {key}: {a} vs {b}), although they started from the same weights and batch order",
-    es="dos ejecuciones con las mismas semillas, empezadas desde estados aleatorios globales distintos, "
-    "dieron "
-    "historiales distintos (época {epoch} {key}: {a} frente a {b}), aunque empezaron con los mismos pesos y "
-    "el "
+    es="dos ejecuciones con las mismas semillas, empezadas desde estados aleatorios globales distintos, dieron "
+    "historiales distintos (época {epoch} {key}: {a} frente a {b}), aunque empezaron con los mismos pesos y el "
     "mismo orden de lotes",
 )
 SEEDS_EVERYTHING = Message(
     en="after seed_everything(seed={seed}) twice, the next draws from {sources} differed between the two "
-    "calls: "
-    "those generators are not seeded",
+    "calls: those generators are not seeded",
     es="tras llamar dos veces a seed_everything(seed={seed}), los siguientes valores de {sources} fueron "
-    "distintos "
-    "entre las dos llamadas: esos generadores no quedan fijados",
+    "distintos entre las dos llamadas: esos generadores no quedan fijados",
 )
 
 

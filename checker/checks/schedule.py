@@ -99,17 +99,14 @@ STEP_TITLE = Message(en="StepLR counts epochs", es="StepLR cuenta épocas")
 STEP_OK = Message(
     en="with StepLR(step_size=10, gamma=0.5) from lr=1.0 the steps used {lr1:g} in epochs 1-10, {lr11:g} in "
     "11-20 and {lr21:g} in 21-30, and the history says the same",
-    es="con StepLR(step_size=10, gamma=0.5) desde lr=1.0 los pasos usaron {lr1:g} en las épocas 1-10, "
-    "{lr11:g} "
+    es="con StepLR(step_size=10, gamma=0.5) desde lr=1.0 los pasos usaron {lr1:g} en las épocas 1-10, {lr11:g} "
     "en la 11-20 y {lr21:g} en la 21-30, y el historial dice lo mismo",
 )
 STEP_WRONG = Message(
     en="with StepLR(step_size=10, gamma=0.5) from lr=1.0, the steps of epoch {epoch} used lr {got:g}; a "
     "schedule counted in epochs gives {want:g} there. When that epoch's first update ran, the scheduler had "
-    "been "
-    "stepped {sched} time(s)",
-    es="con StepLR(step_size=10, gamma=0.5) desde lr=1.0, los pasos de la época {epoch} usaron lr {got:g}; "
-    "un "
+    "been stepped {sched} time(s)",
+    es="con StepLR(step_size=10, gamma=0.5) desde lr=1.0, los pasos de la época {epoch} usaron lr {got:g}; un "
     "programa contado en épocas da {want:g} ahí. Cuando se hizo la primera actualización de esa época, el "
     "programador se había avanzado {sched} vez/veces",
 )
@@ -118,17 +115,14 @@ STEP_MANY = Message(
     "({high:g} down to {low:g}) and the scheduler was stepped {sched} times during that epoch: the lr drops "
     "within epochs, far too early (lowest lr of the run: {low_all:.3g})",
     es="con StepLR(step_size=10, gamma=0.5) desde lr=1.0, los pasos de la época {epoch} usaron {n} lr "
-    "distintos "
-    "(de {high:g} a {low:g}) y el programador avanzó {sched} veces durante esa época: el lr baja dentro de "
-    "las "
-    "épocas, demasiado pronto (lr más bajo de la ejecución: {low_all:.3g})",
+    "distintos (de {high:g} a {low:g}) y el programador avanzó {sched} veces durante esa época: el lr baja "
+    "dentro de las épocas, demasiado pronto (lr más bajo de la ejecución: {low_all:.3g})",
 )
 STEP_HISTORY = Message(
     en="the history reports lr {logged:g} for epoch {epoch}, but that epoch's steps used lr {used:g}: the "
     "history's lr must be the lr the epoch trained with",
     es="el historial indica lr {logged:g} para la época {epoch}, pero los pasos de esa época usaron lr "
-    "{used:g}: "
-    "el lr del historial debe ser el lr con el que entrenó la época",
+    "{used:g}: el lr del historial debe ser el lr con el que entrenó la época",
 )
 SCHED_SHORT = Message(
     en="fit(..., epochs={epochs}, scheduler=...) trained {ran} epoch(s)",
@@ -151,8 +145,7 @@ def _(m: dict):
 COSINE_TITLE = Message(en="the cosine schedule counts epochs", es="el programa coseno cuenta épocas")
 COSINE_OK = Message(
     en="with CosineAnnealingLR(T_max=30) from lr=1.0 the lr fell smoothly, {lr16:.3g} at epoch 16 and "
-    "{lr30:.3g} "
-    "at epoch 30, and the history says the same",
+    "{lr30:.3g} at epoch 30, and the history says the same",
     es="con CosineAnnealingLR(T_max=30) desde lr=1.0 el lr bajó de forma suave, {lr16:.3g} en la época 16 y "
     "{lr30:.3g} en la 30, y el historial dice lo mismo",
 )
@@ -162,25 +155,19 @@ COSINE_WRONG = Message(
     "When that epoch's first update ran, the scheduler had been stepped {sched} time(s)",
     es="con CosineAnnealingLR(T_max=30) desde lr=1.0, los pasos de la época {epoch} usaron lr {got:.4g}; un "
     "coseno contado en épocas da {want:.4g} ahí y pasa por 0.5 en la época 16 (esta ejecución: {lr16:.4g} en "
-    "la "
-    "época 16). Cuando se hizo la primera actualización de esa época, el programador se había avanzado "
-    "{sched} "
-    "vez/veces",
+    "la época 16). Cuando se hizo la primera actualización de esa época, el programador se había avanzado "
+    "{sched} vez/veces",
 )
 COSINE_MANY = Message(
     en="with CosineAnnealingLR(T_max=30) from lr=1.0, the steps of epoch {epoch} used {n} different lrs "
-    "({high:.3g} "
-    "to {low:.3g}) and the scheduler was stepped {sched} times during that epoch: the cosine runs through "
-    "its "
-    "30 steps within a few epochs, reaching {low_all:.3g} and rising again mid-training",
+    "({high:.3g} to {low:.3g}) and the scheduler was stepped {sched} times during that epoch: the cosine runs "
+    "through its 30 steps within a few epochs, reaching {low_all:.3g} and rising again mid-training",
     es="con CosineAnnealingLR(T_max=30) desde lr=1.0, los pasos de la época {epoch} usaron {n} lr distintos "
     "({high:.3g} a {low:.3g}) y el programador avanzó {sched} veces durante esa época: el coseno recorre sus "
-    "30 "
-    "pasos en pocas épocas, llega a {low_all:.3g} y vuelve a subir a mitad del entrenamiento",
+    "30 pasos en pocas épocas, llega a {low_all:.3g} y vuelve a subir a mitad del entrenamiento",
 )
 COSINE_HISTORY = Message(
-    en="the history reports lr {logged:.4g} for epoch {epoch}, but that epoch's steps used lr {used:.4g}: "
-    "the "
+    en="the history reports lr {logged:.4g} for epoch {epoch}, but that epoch's steps used lr {used:.4g}: the "
     "history's lr must be the lr the epoch trained with",
     es="el historial indica lr {logged:.4g} para la época {epoch}, pero los pasos de esa época usaron lr "
     "{used:.4g}: el lr del historial debe ser el lr con el que entrenó la época",

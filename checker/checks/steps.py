@@ -21,13 +21,12 @@ PER_BATCH_OK = Message(
     es="{epochs} épocas de {batches} lotes dieron {steps} pasos del optimizador por época",
 )
 PER_BATCH_FAIL = Message(
-    en="in epochs of {batches} batches, train_epoch called optimizer.step() {steps} time(s) per epoch "
-    "(epoch by epoch: {per_epoch}). The weights should change once for every batch: with fewer steps most "
-    "batches teach the model nothing",
-    es="en épocas de {batches} lotes, train_epoch llamó a optimizer.step() {steps} vez/veces por época "
-    "(época a época: {per_epoch}). Los pesos deberían cambiar una vez por cada lote: con menos pasos la "
-    "mayoría "
-    "de los lotes no le enseña nada al modelo",
+    en="in epochs of {batches} batches, train_epoch called optimizer.step() {steps} time(s) per epoch (epoch "
+    "by epoch: {per_epoch}). The weights should change once for every batch: with fewer steps most batches "
+    "teach the model nothing",
+    es="en épocas de {batches} lotes, train_epoch llamó a optimizer.step() {steps} vez/veces por época (época "
+    "a época: {per_epoch}). Los pesos deberían cambiar una vez por cada lote: con menos pasos la mayoría de "
+    "los lotes no le enseña nada al modelo",
 )
 
 
@@ -63,61 +62,47 @@ FRESH_OK = Message(
 )
 FRESH_NO_STEPS = Message(
     en="train_epoch never called optimizer.step() in {epochs} epochs, so no gradient could be checked",
-    es="train_epoch no llamó nunca a optimizer.step() en {epochs} épocas, así que no se pudo comprobar "
-    "ningún "
+    es="train_epoch no llamó nunca a optimizer.step() en {epochs} épocas, así que no se pudo comprobar ningún "
     "gradiente",
 )
 FRESH_DETACHED = Message(
     en="at step {step} of epoch {epoch}, the loss computed on the batch had no autograd path back to the "
-    "model's weights (its gradient with respect to them is empty), so backward() cannot give them a "
-    "gradient; "
+    "model's weights (its gradient with respect to them is empty), so backward() cannot give them a gradient; "
     "when step() ran, the gradient norm was {norm:.3g}. The model cannot learn from a loss cut off from it",
-    es="en el paso {step} de la época {epoch}, la pérdida calculada sobre el lote no tenía camino de "
-    "autograd "
-    "hasta los pesos del modelo (su gradiente respecto a ellos está vacío), así que backward() no puede "
-    "darles "
+    es="en el paso {step} de la época {epoch}, la pérdida calculada sobre el lote no tenía camino de autograd "
+    "hasta los pesos del modelo (su gradiente respecto a ellos está vacío), así que backward() no puede darles "
     "gradiente; cuando se ejecutó step(), la norma del gradiente era {norm:.3g}. El modelo no puede aprender "
-    "de una "
-    "pérdida desconectada de él",
+    "de una pérdida desconectada de él",
 )
 FRESH_MISSING = Message(
     en="when step() ran at step {step} of epoch {epoch}, the weights' .grad was empty (None or all zeros), "
-    "although that batch's loss has a gradient of norm {raw:.3g}: the update did not use the batch's "
-    "gradient",
+    "although that batch's loss has a gradient of norm {raw:.3g}: the update did not use the batch's gradient",
     es="cuando se ejecutó step() en el paso {step} de la época {epoch}, el .grad de los pesos estaba vacío "
-    "(None "
-    "o todo ceros), aunque la pérdida de ese lote tiene un gradiente de norma {raw:.3g}: la actualización no "
-    "usó "
-    "el gradiente del lote",
+    "(None o todo ceros), aunque la pérdida de ese lote tiene un gradiente de norma {raw:.3g}: la "
+    "actualización no usó el gradiente del lote",
 )
 FRESH_ACCUMULATED = Message(
     en="at step {step} of epoch {epoch}, the gradient step() used was {ratio:.2f}x the size of the current "
     "batch's gradient: it was this batch's gradient plus the one used at the step before. Gradients from "
-    "earlier "
-    "batches are still in .grad and add up, so the loss may fall fast at first and then turn around",
-    es="en el paso {step} de la época {epoch}, el gradiente que usó step() medía {ratio:.2f} veces el del "
-    "lote "
+    "earlier batches are still in .grad and add up, so the loss may fall fast at first and then turn around",
+    es="en el paso {step} de la época {epoch}, el gradiente que usó step() medía {ratio:.2f} veces el del lote "
     "actual: era el gradiente de este lote más el usado en el paso anterior. Los gradientes de lotes "
-    "anteriores "
-    "siguen en .grad y se suman, así que la pérdida puede bajar rápido al principio y luego darse la vuelta",
+    "anteriores siguen en .grad y se suman, así que la pérdida puede bajar rápido al principio y luego darse "
+    "la vuelta",
 )
 FRESH_OTHER = Message(
-    en="at step {step} of epoch {epoch}, the gradient step() used differs from the current batch's gradient "
-    "by "
+    en="at step {step} of epoch {epoch}, the gradient step() used differs from the current batch's gradient by "
     "{rel:.1%} (norm {norm:.3g} instead of {raw:.3g}): the update does not follow the batch just seen",
     es="en el paso {step} de la época {epoch}, el gradiente que usó step() difiere del gradiente del lote "
-    "actual "
-    "en un {rel:.1%} (norma {norm:.3g} en lugar de {raw:.3g}): la actualización no sigue al lote recién "
+    "actual en un {rel:.1%} (norma {norm:.3g} en lugar de {raw:.3g}): la actualización no sigue al lote recién "
     "visto",
 )
 
 FRESH_NONFINITE = Message(
-    en="at step {step} of epoch {epoch}, the gradient step() used contained NaN or infinite values, while "
-    "this "
+    en="at step {step} of epoch {epoch}, the gradient step() used contained NaN or infinite values, while this "
     "batch's own gradient has norm {raw:.3g}: the update wrecks the weights",
     es="en el paso {step} de la época {epoch}, el gradiente que usó step() contenía valores NaN o infinitos, "
-    "mientras que el propio gradiente de este lote tiene norma {raw:.3g}: la actualización estropea los "
-    "pesos",
+    "mientras que el propio gradiente de este lote tiene norma {raw:.3g}: la actualización estropea los pesos",
 )
 
 
@@ -168,32 +153,24 @@ OVERFIT_OK = Message(
 )
 OVERFIT_FAIL = Message(
     en="after {steps} SGD steps at lr={lr} on just 8 examples the loss went from {first:.3f} to {loss:.4f} "
-    "(should be under {max_loss}) and {correct}/8 are classified right. An MLP with 82 parameters memorises "
-    "8 points easily, so the steps of your loop do not learn: look at what happens between the forward pass "
-    "and the update",
+    "(should be under {max_loss}) and {correct}/8 are classified right. An MLP with 82 parameters memorises 8 "
+    "points easily, so the steps of your loop do not learn: look at what happens between the forward pass and "
+    "the update",
     es="tras {steps} pasos de SGD con lr={lr} sobre solo 8 ejemplos la pérdida pasó de {first:.3f} a "
-    "{loss:.4f} "
-    "(debería quedar bajo {max_loss}) y {correct}/8 se clasifican bien. Un MLP de 82 parámetros memoriza 8 "
-    "puntos "
-    "sin esfuerzo, así que los pasos de tu bucle no aprenden: mira qué pasa entre la pasada hacia delante y "
-    "la "
-    "actualización",
+    "{loss:.4f} (debería quedar bajo {max_loss}) y {correct}/8 se clasifican bien. Un MLP de 82 parámetros "
+    "memoriza 8 puntos sin esfuerzo, así que los pasos de tu bucle no aprenden: mira qué pasa entre la pasada "
+    "hacia delante y la actualización",
 )
 
 OVERFIT_STALLED = Message(
     en="after {steps} SGD steps at lr={lr} on just 8 examples all 8 are classified right, yet the loss your "
-    "loop "
-    "computes only went from {first:.3f} to {loss:.4f} (should be under {max_loss}): when every prediction "
-    "is "
-    "right and confident, cross-entropy approaches 0, so the loss is not measuring the model's raw scores "
-    "the way "
-    "CrossEntropyLoss expects them",
-    es="tras {steps} pasos de SGD con lr={lr} sobre solo 8 ejemplos los 8 se clasifican bien, pero la "
-    "pérdida que "
-    "calcula tu bucle solo pasó de {first:.3f} a {loss:.4f} (debería quedar bajo {max_loss}): cuando todas "
-    "las "
-    "predicciones son correctas y seguras, la entropía cruzada se acerca a 0, así que la pérdida no mide las "
-    "puntuaciones en bruto del modelo como las espera CrossEntropyLoss",
+    "loop computes only went from {first:.3f} to {loss:.4f} (should be under {max_loss}): when every "
+    "prediction is right and confident, cross-entropy approaches 0, so the loss is not measuring the model's "
+    "raw scores the way CrossEntropyLoss expects them",
+    es="tras {steps} pasos de SGD con lr={lr} sobre solo 8 ejemplos los 8 se clasifican bien, pero la pérdida "
+    "que calcula tu bucle solo pasó de {first:.3f} a {loss:.4f} (debería quedar bajo {max_loss}): cuando todas "
+    "las predicciones son correctas y seguras, la entropía cruzada se acerca a 0, así que la pérdida no mide "
+    "las puntuaciones en bruto del modelo como las espera CrossEntropyLoss",
 )
 
 
