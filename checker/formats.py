@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from checker.grading import PASS, Report
@@ -19,8 +20,24 @@ OUTPUT_DROPPED = Message(
 _MARKS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "error": ("!", "red"), "timeout": ("⧗", "red")}
 
 
+def strict(value):
+    """``value`` with every NaN or infinity replaced by None: JSON has no such numbers (null stands for them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict(v) for v in value]
+    return value
+
+
+def dumps(value, **kwargs) -> str:
+    """Strict JSON (no NaN), as kata prints and writes it."""
+    return json.dumps(strict(value), allow_nan=False, default=str, **kwargs)
+
+
 def render_json(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2, default=str)
+    return dumps(report.to_json(), indent=2)
 
 
 def render_text(report: Report, out, lang: str = "en", verbose: bool = False) -> None:

@@ -15,13 +15,13 @@ Outputs:
 from __future__ import annotations
 
 import csv
-import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checker.formats import dumps
 from checker.grading import PASS, Report, Submission, grade
 from checker.loading import LoopFileError, compile_source, read_source
 from checker.sandbox import Limits
@@ -98,7 +98,7 @@ def results_json(reports: Sequence[Report]) -> list[dict[str, Any]]:
 
 
 def write_results_json(reports: Sequence[Report], path: Path) -> None:
-    path.write_text(json.dumps(results_json(reports), indent=2, default=str) + "\n", encoding="utf-8")
+    path.write_text(dumps(results_json(reports), indent=2) + "\n", encoding="utf-8")
 
 
 @dataclass(frozen=True)

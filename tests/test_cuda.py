@@ -28,7 +28,8 @@ def test_reference_passes_every_check_on_cuda(runner):
     assert code == 0, [c for c in report["checks"] if c["status"] != "pass"]
     memory = next(c for c in report["checks"] if c["id"] == "memory.graphs")
     starts = memory["measured"]["cuda_at_start"]
-    assert starts and len(starts) > 2 and max(starts) == min(starts)
+    # epoch 1 starts before gradients and the cuBLAS workspace exist; from epoch 2 on, memory stays flat
+    assert starts and len(starts) > 2 and max(starts[1:]) == min(starts[1:])
 
 
 @pytest.mark.parametrize(

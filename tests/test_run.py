@@ -277,3 +277,17 @@ def test_plot_writes_a_png(runner, lab, tmp_path):
     result = runner.invoke(main, ["run", str(REFERENCE), "--epochs", "3", "--plot", str(png)])
     assert result.exit_code == 0, result.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_json_is_strict_even_when_the_loss_is_nan(runner, lab, tmp_path, reference_source):
+    nan = tmp_path / "nan.py"
+    nan.write_text(reference_source.replace("    return total_loss / n_seen", "    return float('nan')"))
+    result = runner.invoke(main, ["run", str(nan), "--json", "--epochs", "2"])
+    assert result.exit_code == 0, result.output
+
+    def refuse(constant):
+        raise AssertionError(f"non-standard JSON constant {constant}")
+
+    rows = json.loads(result.output, parse_constant=refuse)
+    assert [r["train_loss"] for r in rows] == [None, None]
+    assert all(isinstance(r["val_loss"], float) for r in rows)

@@ -50,6 +50,14 @@ FIGURES_FIT_WRONG = Message(
     es="la última fila del historial de fit indica val_loss {gl:.4f} y val_acc {ga:.4f}, pero en el conjunto "
     "de validación el modelo obtiene {vl:.4f} y {va:.4f} tras esa época",
 )
+FIGURES_FIT_EPOCH = Message(
+    en="fit's history row for epoch {epoch} of {epochs} reports val_loss / val_acc {got}, but after that epoch "
+    "the model scores {vl:.4f} / {va:.4f} on the validation set: every epoch's row should carry that epoch's "
+    "validation",
+    es="la fila del historial de fit para la época {epoch} de {epochs} indica val_loss / val_acc {got}, pero "
+    "tras esa época el modelo obtiene {vl:.4f} / {va:.4f} en validación: la fila de cada época debería llevar "
+    "la validación de esa época",
+)
 
 
 @check("eval.figures", family="eval", title=FIGURES_TITLE, cost=0.4, timeout=20.0)
@@ -69,15 +77,39 @@ def figures(loop, lab) -> dict:
             "got": [plain_number(v) for v in pair] if pair is not None else None,
             "want": list(rig.figures(X, y)),
         })
-    history = loop.fit(rig.model, rig.optimizer, rig.loader, nn.CrossEntropyLoss(), FIT_EPOCHS, val=rig.val,
-                       device=rig.device)
-    last = history[-1] if isinstance(history, list) and history and isinstance(history[-1], dict) else {}
+    # The model's weights at the end of every epoch (after that epoch's last step), to score each row.
+    snapshots: list[dict] = []
+    steps_per_epoch = len(rig.loader)
+    steps = 0
+
+    def snapshot(optimizer, args, kwargs) -> None:
+        nonlocal steps
+        steps += 1
+        if steps % steps_per_epoch == 0:
+            snapshots.append({k: v.detach().clone() for k, v in rig.model.state_dict().items()})
+
+    handle = rig.optimizer.register_step_post_hook(snapshot)
+    try:
+        history = loop.fit(rig.model, rig.optimizer, rig.loader, nn.CrossEntropyLoss(), FIT_EPOCHS, val=rig.val,
+                           device=rig.device)
+    finally:
+        handle.remove()
+    rows = [r for r in history if isinstance(r, dict)] if isinstance(history, list) else []
+    last = rows[-1] if rows else {}
+    final = {k: v.detach().clone() for k, v in rig.model.state_dict().items()}
+    epochs = []
+    for row, weights in zip(rows, snapshots, strict=False):
+        rig.model.load_state_dict(weights)
+        epochs.append({"got": [plain_number(row.get("val_loss")), plain_number(row.get("val_acc"))],
+                       "val": list(rig.figures(*rig.val))})
+    rig.model.load_state_dict(final)
     return {
         "evaluate": evaluations,
         "fit": {
             "keys": sorted(map(str, last)),
             "got": [plain_number(last.get("val_loss")), plain_number(last.get("val_acc"))],
             "val": list(rig.figures(*rig.val)), "train": list(rig.figures(*train_set)),
+            "epochs": epochs,
         },
     }
 
@@ -104,5 +136,10 @@ def _(m: dict):
         if same(fit["got"], fit["train"]):
             return failed(FIGURES_FIT_TRAIN, **params)
         return failed(FIGURES_FIT_WRONG, **params)
+    for epoch, row in enumerate(fit.get("epochs", []), start=1):
+        if None in row["got"] or not same(row["got"], row["val"]):
+            got = "none" if None in row["got"] else f"{row['got'][0]:.4f} / {row['got'][1]:.4f}"
+            return failed(FIGURES_FIT_EPOCH, epoch=epoch, epochs=len(fit["epochs"]), got=got,
+                          vl=row["val"][0], va=row["val"][1])
     first = m["evaluate"][0]
     return passed(FIGURES_OK, n=first["n"], loss=first["got"][0], acc=first["got"][1])

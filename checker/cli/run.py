@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import click
 
 from checker.cli.common import UsageProblem, prepared_lab, read_loop_file
+from checker.formats import dumps
 from checker.sandbox import Job, Limits, run_jobs
 from checker.term import console, fmt, sparkline
 from checker.worker import run_target
@@ -116,9 +116,9 @@ def run_cmd(path, optimizer, lr, epochs, batch_size, scheduler, clip, seed, devi
         save_loss_plot([(name, hist) for name, hist, _ in results], plot)
     if as_json:
         if compare:
-            click.echo(json.dumps({name: hist for name, hist, _ in results}, indent=2))
+            click.echo(dumps({name: hist for name, hist, _ in results}, indent=2))
         else:
-            click.echo(json.dumps(results[0][1], indent=2))
+            click.echo(dumps(results[0][1], indent=2))
         return
     if compare:
         _compare_table(results)

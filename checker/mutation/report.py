@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import html
 import inspect
-import json
 import os
 import platform
 import sys
 from pathlib import Path
 from typing import Any
 
+from checker.formats import dumps
 from checker.mutation.verify import (
     COMPILE_ERROR,
     IGNORED,
@@ -228,7 +228,7 @@ def stryker_report(v: Verification) -> dict[str, Any]:
 
 
 def write_json(v: Verification, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(stryker_report(v), indent=2) + "\n", encoding="utf-8")
+    Path(path).write_text(dumps(stryker_report(v), indent=2) + "\n", encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- HTML
