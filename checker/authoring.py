@@ -119,6 +119,16 @@ es = "TODO: dónde leer más sobre este error"
 # The `kata run` flags that show the symptom best (the learner is told to run them).
 [try]
 args = [{try_args}]
+
+# TODO: the story's claim, as data: what `kata run` shows with the flags above, and every number the
+# story quotes ([run, epoch, column, text as printed]). tests/test_kata_stories.py checks it against
+# the mutant and the reference; the kinds are listed in CONTRIBUTING.md. Uncomment and fill in:
+# [symptom]
+# kind = "falls_then_rises"
+# epoch = 5
+# quotes = [
+#     ["mutant", 5, "train_loss", "0.0000"],
+# ]
 """
 
 

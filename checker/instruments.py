@@ -256,8 +256,9 @@ class RecordingAdam(_Recording, torch.optim.Adam):
     """``torch.optim.Adam`` whose steps are written on the tape."""
 
 
-class RecordingStepLR(torch.optim.lr_scheduler.StepLR):
-    """``StepLR`` that writes a ``sched`` event at every ``step()`` after construction."""
+class _RecordingSchedule:
+    """Mixin for a scheduler that writes a ``sched`` event at every ``step()`` after construction
+    (the scheduler's own first step inside ``__init__`` is not the loop's)."""
 
     def __init__(self, optimizer, *args, tape: Tape, **kwargs):
         self.tape = None
@@ -270,18 +271,12 @@ class RecordingStepLR(torch.optim.lr_scheduler.StepLR):
         return super().step(*args, **kwargs)
 
 
-class RecordingCosineLR(torch.optim.lr_scheduler.CosineAnnealingLR):
-    """``CosineAnnealingLR`` that writes a ``sched`` event at every ``step()`` after construction."""
+class RecordingStepLR(_RecordingSchedule, torch.optim.lr_scheduler.StepLR):
+    """``StepLR`` whose steps are written on the tape."""
 
-    def __init__(self, optimizer, *args, tape: Tape, **kwargs):
-        self.tape = None
-        super().__init__(optimizer, *args, **kwargs)
-        self.tape = tape
 
-    def step(self, *args, **kwargs):
-        if self.tape is not None:
-            self.tape.add("sched")
-        return super().step(*args, **kwargs)
+class RecordingCosineLR(_RecordingSchedule, torch.optim.lr_scheduler.CosineAnnealingLR):
+    """``CosineAnnealingLR`` whose steps are written on the tape."""
 
 
 # ---------------------------------------------------------------------------- hooks

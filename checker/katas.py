@@ -46,7 +46,7 @@ KATAS_DIR_ENV = "KATA_KATAS_DIR"
 
 FILE_PATTERN = re.compile(r"^(?P<number>\d{3})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.toml$")
 TEXT_FIELDS = ("title", "story", "read")
-KNOWN_FIELDS = {"mutant", "title", "story", "hints", "read", "try"}
+KNOWN_FIELDS = {"mutant", "title", "story", "hints", "read", "try", "symptom"}
 
 
 class KataFileError(ValueError):
@@ -76,6 +76,8 @@ class Kata:
     hints: tuple[Message, ...]
     read: Message
     try_args: tuple[str, ...]
+    symptom: dict | None = None
+    """The story's claim about what `kata run` shows, as data (checked by tests/test_kata_stories.py)."""
 
     @property
     def filename(self) -> str:
@@ -151,9 +153,12 @@ def parse_kata(path: Path) -> Kata:
     extra = sorted(set(try_table) - {"args"})
     if extra:
         raise KataFileError(f"{where}: [try] unknown key(s) {', '.join(extra)} (only 'args')")
+    symptom = data.get("symptom")
+    if symptom is not None and (not isinstance(symptom, dict) or not isinstance(symptom.get("kind"), str)):
+        raise KataFileError(f"{where}: [symptom] must be a table with a 'kind' (see CONTRIBUTING.md)")
     return Kata(
         slug=match["slug"], number=int(match["number"]), path=path, mutant=mutant.strip(),
-        title=title, story=story, hints=hints, read=read, try_args=tuple(args),
+        title=title, story=story, hints=hints, read=read, try_args=tuple(args), symptom=symptom,
     )
 
 

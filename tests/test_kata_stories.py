@@ -2,8 +2,8 @@
 
 For each kata, its mutant (``checker.mutation.mutant_source``) is trained in the sandbox exactly as
 ``kata run`` trains it with the kata's ``[try] args``. The test then asserts
-- the symptom the story describes (``SYMPTOMS[slug]`` below), and that the reference loop run with the
-  same flags does NOT show it;
+- the symptom the story describes (the kata's ``[symptom]`` table), and that the reference loop run
+  with the same flags does NOT show it;
 - every number the story quotes: each quote names the run (the mutant or the reference, with the
   kata's flags or with the symptom's ``other`` flags), the epoch and the column, and gives the text as
   ``kata run``'s table shows it (to as many decimals as the text has); the text must appear in both
@@ -43,138 +43,18 @@ KATAS = load_katas()
 REF = "reference"
 
 
-def SGD(lr: float, epochs: int) -> list[str]:  # noqa: N802  (reads like the constant below)
-    return ["--optimizer", "sgd", "--lr", str(lr), "--epochs", str(epochs)]
+def _claim(raw: dict) -> dict:
+    """A kata's [symptom] table as the checks below read it (quotes as tuples, lr epochs as ints)."""
+    claim = dict(raw)
+    claim["quotes"] = [tuple(q) for q in raw.get("quotes", [])]
+    if "lrs" in raw:
+        claim["lrs"] = {int(epoch): lr for epoch, lr in raw["lrs"].items()}
+    return claim
 
 
-SGD10 = SGD(0.1, 10)
-
-# slug -> claim. "quotes": (run, epoch, column, text) where run is "mutant", "reference",
-# "mutant+other" or "reference+other" (the "+other" runs use the claim's "other" flags).
-SYMPTOMS: dict[str, dict] = {
-    # --- batches and the five steps ---
-    "not-quite-the-lesson": dict(kind="diverges_at", epoch=1, quotes=[
-        ("mutant", 1, "val_loss", "0.6726"), ("reference", 1, "val_loss", "0.6511"),
-        ("mutant", 1, "val_acc", "0.6200"), ("reference", 1, "val_acc", "0.6400"),
-        ("mutant", 10, "val_acc", "0.8400"), ("reference", 10, "val_acc", "0.8800")]),
-    "two-batches-or-one": dict(kind="ends_like_other", tol=0.01, other=SGD10 + ["--batch-size", "150"],
-                               quotes=[
-        ("reference", 10, "train_loss", "0.5461"), ("reference+other", 10, "train_loss", "0.6099"),
-        ("mutant", 10, "train_loss", "0.6082"), ("mutant+other", 10, "train_loss", "0.6099")]),
-    "falls-then-rises": dict(kind="falls_then_rises", epoch=5, quotes=[
-        ("mutant", 1, "train_loss", "0.6794"), ("reference", 1, "train_loss", "0.7108"),
-        ("mutant", 5, "train_loss", "0.3885"), ("mutant", 10, "train_loss", "0.5111"),
-        ("mutant", 6, "val_acc", "0.9200"), ("mutant", 10, "val_acc", "0.7000"),
-        ("reference", 10, "train_loss", "0.4247")]),
-    "too-good-to-be-true": dict(kind="diverges_at", epoch=1, quotes=[
-        ("mutant", 1, "train_loss", "0.6794"), ("reference", 1, "train_loss", "0.7108"),
-        ("mutant", 10, "train_loss", "0.3089"), ("reference", 10, "train_loss", "0.4247"),
-        ("mutant", 10, "val_acc", "0.9000"), ("reference", 10, "val_acc", "0.8800")]),
-    "frozen-table": dict(kind="flat", quotes=[
-        ("mutant", 1, "train_loss", "0.7520"), ("mutant", 10, "train_loss", "0.7520"),
-        ("mutant", 10, "val_loss", "0.7528"), ("mutant", 10, "val_acc", "0.5000"),
-        ("reference", 10, "train_loss", "0.4247")]),
-    "not-even-lr-one": dict(kind="flat", quotes=[
-        ("reference", 1, "train_loss", "0.5835"), ("reference", 10, "train_loss", "0.2712"),
-        ("mutant", 1, "train_loss", "0.7520"), ("mutant", 10, "train_loss", "0.7520"),
-        ("mutant", 10, "val_acc", "0.5000")]),
-    "adam-stands-still": dict(kind="flat", quotes=[
-        ("mutant", 1, "train_loss", "0.7520"), ("mutant", 10, "train_loss", "0.7520"),
-        ("mutant", 10, "val_acc", "0.5000"),
-        ("reference", 1, "train_loss", "0.7111"), ("reference", 10, "train_loss", "0.3356")]),
-    "small-batches-no-faster": dict(kind="ends_like_other", tol=0.01, other=SGD10 + ["--batch-size", "150"],
-                                    quotes=[
-        ("reference", 10, "train_loss", "0.3048"), ("reference+other", 10, "train_loss", "0.6099"),
-        ("mutant", 10, "train_loss", "0.6116"), ("mutant+other", 10, "train_loss", "0.6099"),
-        ("mutant", 1, "train_loss", "0.7520"), ("reference", 1, "train_loss", "0.6297")]),
-    # --- overfitting one batch ---
-    "twenty-epochs-standing-still": dict(kind="flat", quotes=[
-        ("mutant", 1, "train_loss", "0.7520"), ("mutant", 20, "train_loss", "0.7520"),
-        ("mutant", 20, "val_loss", "0.7528"), ("mutant", 20, "val_acc", "0.5000"),
-        ("reference", 1, "train_loss", "0.6262"), ("reference", 20, "train_loss", "0.2633"),
-        ("mutant", 20, "lr", "0.5")]),
-    "loss-floor": dict(kind="stays_above", value=0.35, from_epoch=50, quotes=[
-        ("mutant", 100, "val_loss", "0.1117"), ("mutant", 100, "val_acc", "0.9400"),
-        ("reference", 100, "val_loss", "0.1053"), ("reference", 100, "val_acc", "0.9600"),
-        ("mutant", 100, "train_loss", "0.3553"), ("reference", 100, "train_loss", "0.1088")]),
-    "runs-clean-learns-nothing": dict(kind="flat", quotes=[
-        ("mutant", 1, "train_loss", "0.7520"), ("mutant", 30, "train_loss", "0.7520"),
-        ("mutant", 30, "val_acc", "0.5000"), ("reference", 30, "train_loss", "0.2350")]),
-    # --- optimizer and lr ---
-    "every-lr-alike": dict(kind="same_as_other", other=SGD(0.01, 10), quotes=[
-        ("mutant", 10, "train_loss", "0.7400"), ("mutant+other", 10, "train_loss", "0.7400"),
-        ("reference+other", 10, "train_loss", "0.6607"), ("reference", 10, "train_loss", "0.2712"),
-        ("mutant", 1, "lr", "0.001000"), ("mutant+other", 1, "lr", "0.001000")]),
-    # --- schedules ---
-    "schedule-in-a-hurry": dict(kind="lr", lrs={3: 0.5, 5: 0.25}, quotes=[
-        ("mutant", 3, "lr", "0.5"), ("mutant", 5, "lr", "0.25"), ("mutant", 21, "lr", "0.000977"),
-        ("mutant", 21, "train_loss", "0.2921"), ("mutant", 30, "train_loss", "0.2921"),
-        ("reference", 10, "lr", "1.0"), ("reference", 11, "lr", "0.5"),
-        ("reference", 30, "train_loss", "0.1941")]),
-    "cosine-that-stays-flat": dict(kind="lr", lrs={16: 3.0, 30: 3.0}, quotes=[
-        ("mutant", 30, "lr", "3.0"), ("mutant", 27, "val_loss", "0.1661"),
-        ("mutant", 29, "val_loss", "0.4125"),
-        ("mutant", 30, "val_loss", "0.1402"), ("reference", 16, "lr", "1.5"),
-        ("reference", 30, "lr", "0.008217"), ("reference", 29, "val_loss", "0.1589"),
-        ("reference", 30, "val_loss", "0.1589")]),
-    "nine-good-epochs": dict(kind="diverges_at", epoch=10, quotes=[
-        ("mutant", 9, "train_loss", "0.2801"), ("reference", 9, "train_loss", "0.2801"),
-        ("mutant", 10, "lr", "1.0"), ("mutant", 10, "train_loss", "0.2754"),
-        ("reference", 10, "train_loss", "0.2712"), ("mutant", 30, "train_loss", "0.2011"),
-        ("reference", 30, "train_loss", "0.1941")]),
-    "lr-column-ahead": dict(kind="lr", lrs={10: 0.5, 20: 0.25, 30: 0.125}, quotes=[
-        ("mutant", 10, "lr", "0.5"), ("mutant", 20, "lr", "0.25"), ("mutant", 30, "lr", "0.125"),
-        ("mutant", 10, "train_loss", "0.2712"), ("reference", 10, "train_loss", "0.2712"),
-        ("mutant", 30, "train_loss", "0.1941"), ("reference", 30, "train_loss", "0.1941")]),
-    # --- clipping ---
-    "clip-that-clips-nothing": dict(kind="same_as_other", other=SGD10, quotes=[
-        ("mutant", 10, "train_loss", "0.4247"), ("mutant+other", 10, "train_loss", "0.4247"),
-        ("reference", 10, "train_loss", "0.6535")]),
-    "clipping-changes-nothing": dict(kind="same_as_other", other=SGD(1.0, 10), quotes=[
-        ("mutant+other", 3, "train_loss", "0.3382"), ("mutant+other", 4, "train_loss", "0.3457"),
-        ("mutant+other", 2, "val_loss", "0.3055"), ("mutant+other", 3, "val_loss", "0.4658"),
-        ("mutant", 4, "train_loss", "0.3457"),
-        ("reference", 1, "train_loss", "0.6763"), ("reference", 10, "train_loss", "0.2949")]),
-    # --- validation and modes (the lesson's MLP cannot show the first four: the stories use kata check) ---
-    "perfect-table-failing-check": dict(kind="check_fails", check="modes.train", quotes_text=["15"], quotes=[
-        ("mutant", 1, "train_loss", "0.7108"), ("mutant", 10, "train_loss", "0.4247")]),
-    "there-but-not-working": dict(kind="check_fails", check="modes.train", quotes_text=["15"], quotes=[
-        ("mutant", 1, "train_loss", "0.7108"), ("mutant", 10, "train_loss", "0.4247")]),
-    "validation-changes-its-mind": dict(kind="check_fails", check="modes.eval", quotes=[
-        ("mutant", 10, "val_loss", "0.3885"), ("mutant", 10, "val_acc", "0.8800")]),
-    "heavy-validation": dict(kind="check_fails", check="modes.eval", quotes=[
-        ("mutant", 10, "val_loss", "0.3885"), ("mutant", 10, "val_acc", "0.8800")]),
-    "impossible-accuracy": dict(kind="off_grid", column="val_acc", grid=0.02, quotes=[
-        ("mutant", 1, "val_acc", "0.6867"), ("mutant", 10, "val_acc", "0.8267"),
-        ("mutant", 10, "val_loss", "0.4144"), ("mutant", 10, "train_loss", "0.4247"),
-        ("reference", 10, "val_loss", "0.3885"), ("reference", 10, "val_acc", "0.8800")]),
-    "zero-accuracy": dict(kind="flat", column="val_acc", quotes=[
-        ("mutant", 1, "val_loss", "0.6511"), ("mutant", 10, "val_loss", "0.3885"),
-        ("mutant", 1, "val_acc", "0.0000"), ("mutant", 10, "val_acc", "0.0000"),
-        ("reference", 10, "val_acc", "0.8800")]),
-    # --- memory ---
-    "warning-under-the-table": dict(kind="warns",
-                                    warning="epoch 1: train_loss is a Tensor, not a plain number",
-                                    quotes=[("mutant", 10, "train_loss", "0.4247")]),
-    # --- epoch mean ---
-    "bumpy-train-loss": dict(kind="bumpy", steady="val_loss", quotes=[
-        ("mutant", 1, "val_loss", "0.7031"), ("mutant", 10, "val_loss", "0.5292"),
-        ("mutant", 6, "train_loss", "0.5610"), ("mutant", 7, "train_loss", "0.6125"),
-        ("mutant", 10, "train_loss", "0.5887"), ("reference", 10, "train_loss", "0.5491")]),
-    # --- reproducibility ---
-    "same-seed-other-numbers": dict(kind="diverges_at", epoch=1, quotes=[
-        ("mutant", 1, "train_loss", "0.7136"), ("reference", 1, "train_loss", "0.7108"),
-        ("mutant", 10, "train_loss", "0.4234"), ("reference", 10, "train_loss", "0.4247")]),
-    "same-script-different-start": dict(kind="check_fails", check="model.init", quotes_text=["1.13"], quotes=[
-        ("mutant", 1, "train_loss", "0.7108"), ("mutant", 10, "train_loss", "0.4247")]),
-    "close-but-not-the-lesson": dict(kind="diverges_at", epoch=1, quotes=[
-        ("mutant", 1, "train_loss", "0.7103"), ("reference", 1, "train_loss", "0.7108"),
-        ("mutant", 3, "val_acc", "0.8000"), ("reference", 3, "val_acc", "0.8400"),
-        ("mutant", 10, "train_loss", "0.4271"), ("reference", 10, "train_loss", "0.4247")]),
-    # --- devices (on a CPU-only machine the table cannot show it: kata check's device check does) ---
-    "fine-on-the-cpu": dict(kind="check_fails", check="device.moved", quotes=[
-        ("mutant", 1, "train_loss", "0.7108"), ("mutant", 10, "train_loss", "0.4247")]),
-}
+# slug -> claim, from each kata's [symptom] table. "quotes": (run, epoch, column, text) where run is
+# "mutant", "reference", "mutant+other" or "reference+other" (the "+other" runs use the claim's "other" flags).
+SYMPTOMS: dict[str, dict] = {k.slug: _claim(k.symptom) for k in KATAS if k.symptom}
 
 
 def _settings(args: tuple[str, ...]) -> dict:

@@ -221,11 +221,13 @@ def test_targets_are_looked_for_in_the_named_function_only():
 # --------------------------------------------------------------------------- mutant files
 
 
-def test_the_catalogue_is_exactly_the_briefs_mutants():
-    assert set(load_mutants()) == MUTANT_IDS
+def test_the_catalogue_covers_the_issues_faults():
+    """At least these (the faults the catalogue must teach); instructors add more as data files."""
+    assert MUTANT_IDS <= set(load_mutants())
+    assert len(load_mutants()) >= 24
 
 
-@pytest.mark.parametrize("mutant_id", sorted(MUTANT_IDS))
+@pytest.mark.parametrize("mutant_id", sorted(load_mutants()))
 def test_every_mutant_applies_compiles_and_follows_protocol_v1(mutant_id, reference_source):
     from checker.loading import load_loop
 
@@ -433,7 +435,7 @@ def test_list_shows_every_mutant(runner):
 
     result = runner.invoke(main, ["mutants", "list", "--json"])
     assert result.exit_code == 0
-    assert {m["id"] for m in json.loads(result.output)} == MUTANT_IDS
+    assert {m["id"] for m in json.loads(result.output)} == set(load_mutants())
 
 
 def test_show_prints_a_plain_diff_when_piped(runner):
@@ -645,4 +647,4 @@ def test_verify_on_main_kills_every_mutant_for_its_declared_reasons(lab):
     v = run_verify(seeds=2, lab=lab)
     assert v.reference.passed, v.problems
     assert not v.problems, "\n".join(v.problems)
-    assert v.score == 100.0 and len(v.results) == len(MUTANT_IDS)
+    assert v.score == 100.0 and len(v.results) == len(load_mutants())
