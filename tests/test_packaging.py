@@ -1,0 +1,45 @@
+"""kata works from an installed wheel, not only from the checkout: the data folders travel inside it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.fail(f"building the wheel failed:\n{proc.stderr[-2000:]}")
+    (path,) = out.glob("kata-*.whl")
+    return zipfile.ZipFile(path)
+
+
+def test_wheel_carries_katas_mutants_and_the_reference(wheel):
+    names = set(wheel.namelist())
+    for folder in ("katas", "mutants"):
+        shipped = {n.rsplit("/", 1)[-1] for n in names if n.startswith(f"checker/_data/{folder}/")}
+        on_disk = {p.name for p in (ROOT / folder).iterdir() if p.is_file()}
+        assert on_disk <= shipped, f"{folder}: missing from the wheel: {sorted(on_disk - shipped)}"
+    assert "checker/_data/solutions/loop.py" in names
+    assert wheel.read("checker/_data/solutions/loop.py") == (ROOT / "solutions" / "loop.py").read_bytes()
+
+
+def test_wheel_declares_the_kata_command(wheel):
+    (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
+    assert "kata = checker.cli:main" in wheel.read(entry_points).decode()
+
+
+def test_installed_layout_finds_the_data(tmp_path, monkeypatch):
+    """Without the checkout's folders beside the package, the paths fall back to checker/_data."""
+    import checker.paths as paths
+
+    monkeypatch.setattr(paths, "_PACKAGE", tmp_path / "site-packages" / "checker")
+    assert paths._data_dir("katas") == tmp_path / "site-packages" / "checker" / "_data" / "katas"
