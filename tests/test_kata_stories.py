@@ -245,3 +245,21 @@ def test_catalogue_doc_lists_every_kata() -> None:
         listed.append((int(cells[0]), cells[1].strip("`"), cells[2], cells[3].strip("`")))
     expected = [(k.number, k.slug, k.title.en, k.mutant) for k in KATAS]
     assert listed == expected
+
+
+def test_every_starter_fails_kata_check_for_its_mutants_reasons(lab, reference_source) -> None:
+    """The file a learner gets (the mutant without comments, with the kata header) fails the battery,
+    on at least the checks its mutant declares; the reference passes it (the learner's goal exists)."""
+    from checker.grading import Submission, grade
+    from checker.katas import starter_source
+    from checker.mutation import load_mutants
+
+    mutants = load_mutants()
+    subs = [Submission(starter_source(k), f"{k.slug}.py") for k in KATAS]
+    reports = grade([Submission(reference_source, "loop.py"), *subs], lab, workers=2, split=1)
+    assert reports[0].passed, [c.id for c in reports[0].checks if not c.passed]
+    for kata, report in zip(KATAS, reports[1:], strict=True):
+        assert report.error is None, f"{kata.slug}: {report.error}"
+        failing = {c.id for c in report.checks if not c.passed}
+        missed = set(mutants[kata.mutant].killed_by) - failing
+        assert not missed, f"{kata.slug}: the starter passes {sorted(missed)}, which should catch {kata.mutant}"
