@@ -36,17 +36,29 @@ def read_loop_file(path: str) -> tuple[str, str]:
 
 
 def prepared_lab(device: str = "cpu"):
-    """Import torch and scikit-learn once, build the lab; children fork from here."""
+    """Import torch and scikit-learn once, build the lab; children fork from here.
+
+    That takes a few seconds: on a terminal a transient status line says so (on stderr).
+    """
+    from checker.term import console
+
+    if device != "cpu" and not device.startswith("cuda"):
+        raise UsageProblem(f"--device {device}: use cpu or cuda[:N]")
+    err = console(stderr=True)
+    if not err.is_terminal:
+        return _prepare(device)
+    with err.status("importing torch and scikit-learn…", spinner="dots"):
+        return _prepare(device)
+
+
+def _prepare(device: str):
     from checker.setting import import_heavy
 
     import_heavy()
+    import torch
+
     from checker.lab import Lab
 
-    if device.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
-            raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
-    elif device != "cpu":
-        raise UsageProblem(f"--device {device}: use cpu or cuda[:N]")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
     return Lab(device=device).prepare()
