@@ -269,6 +269,10 @@ def test_loss_judges():
     v, en, _ = judge("loss.falls", {"epochs": 10, "losses": [float("nan")] * 10, "loss_calls": 50})
     assert not v.passed and "NaN" in en
     assert not judge("loss.falls", {"epochs": 10, "losses": falling[:3], "loss_calls": 15})[0].passed
+    # a frozen loss drifting by float noise is not a fall, and is named as standing still
+    frozen = [0.752 - 1e-8 * k for k in range(10)]
+    v, en, es = judge("loss.falls", {"epochs": 10, "losses": frozen, "loss_calls": 50})
+    assert not v.passed and v.message is loss.FALLS_STUCK and "epoch 2" in en and "dejó de moverse" in es
 
     m = {"got": 0.710782, "type": "float", "want": 0.710782, "batch_mean": 0.711382, "n": 150, "batches": 5,
          "last": 22}

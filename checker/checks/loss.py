@@ -7,6 +7,8 @@ from checker.checks.common import LOSS_FN_UNUSED, close, is_nan, num
 from checker.i18n import Message
 
 FALLS_EPOCHS, FALLS_LR = 10, 0.1
+STUCK = 1e-4
+"""A change smaller than this share of the loss is float noise, not a fall (the reference falls by > 1%)."""
 MEAN_TOL = 1e-5
 """Relative difference allowed from the mean over examples: float32 accumulation round-off."""
 
@@ -27,6 +29,14 @@ FALLS_FAIL = Message(
     es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento subió en la época {epoch}: "
     "{prev:.4f} -> {cur:.4f} (época a época: {losses}). Con este lr pequeño un bucle correcto la baja en cada "
     "época",
+)
+FALLS_STUCK = Message(
+    en="over {epochs} epochs of SGD at lr={lr} the training loss stopped moving at epoch {epoch}: {prev:.4f} -> "
+    "{cur:.4f} (epoch by epoch: {losses}). At this lr a loop that learns lowers it clearly every epoch; a loss "
+    "that stands still means the weights are not changing",
+    es="en {epochs} épocas de SGD con lr={lr} la pérdida de entrenamiento dejó de moverse en la época {epoch}: "
+    "{prev:.4f} -> {cur:.4f} (época a época: {losses}). Con este lr un bucle que aprende la baja claramente en "
+    "cada época; una pérdida quieta significa que los pesos no cambian",
 )
 FALLS_NAN = Message(
     en="over {epochs} epochs of SGD at lr={lr} the training loss became NaN at epoch {epoch} (epoch by epoch: "
@@ -62,9 +72,11 @@ def _(m: dict):
         if is_nan(x):
             return failed(FALLS_NAN, epochs=m["epochs"], lr=FALLS_LR, epoch=e, losses=shown)
     for e in range(1, len(losses)):
-        if not losses[e] < losses[e - 1]:
-            return failed(FALLS_FAIL, epochs=m["epochs"], lr=FALLS_LR, epoch=e + 1, prev=losses[e - 1],
-                          cur=losses[e], losses=shown)
+        prev, cur = losses[e - 1], losses[e]
+        if not cur < prev - STUCK * abs(prev):
+            message = FALLS_STUCK if abs(cur - prev) <= STUCK * abs(prev) else FALLS_FAIL
+            return failed(message, epochs=m["epochs"], lr=FALLS_LR, epoch=e + 1, prev=prev, cur=cur,
+                          losses=shown)
     return passed(FALLS_OK, epochs=m["epochs"], lr=FALLS_LR, first=losses[0], last=losses[-1])
 
 
