@@ -1,4 +1,5 @@
-"""How long one `kata check` of the reference takes, against a bare `python -c "import torch"`.
+"""How long one `kata check` of the reference takes, against a bare `python -c "import torch"`,
+and how much memory its largest process holds at its peak, against the same baseline.
 
 Both commands run alternately in the same session (so machine load affects both alike), N times
 each; the report gives medians and the ratio. Run:
@@ -25,6 +26,15 @@ ROOT = Path(__file__).resolve().parent.parent
 FLOOR = "import torch, torch._dynamo, sklearn.datasets, sklearn.model_selection"
 
 
+# Runs a command and prints the peak resident set size (KiB) of its largest process, forked
+# children included (RUSAGE_CHILDREN covers every descendant that was waited for).
+PEAK = (
+    "import resource, subprocess, sys; "
+    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
 def timed(cmd: list[str]) -> float:
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -32,6 +42,11 @@ def timed(cmd: list[str]) -> float:
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
     return elapsed
+
+
+def peak_kib(cmd: list[str]) -> int:
+    out = subprocess.run([sys.executable, "-c", PEAK, *cmd], cwd=ROOT, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
 
 
 def main() -> None:
@@ -55,13 +70,19 @@ def main() -> None:
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     ratio = medians["kata check"] / medians["import torch"]
     floor = medians["import floor"] / medians["import torch"]
-    report = {"runs": args.n, "seconds": times, "median_seconds": medians, "ratio": ratio, "floor_ratio": floor}
+    peaks = {name: peak_kib(cmd) for name, cmd in commands.items()}
+    memory_ratio = peaks["kata check"] / peaks["import torch"]
+    report = {"runs": args.n, "seconds": times, "median_seconds": medians, "ratio": ratio, "floor_ratio": floor,
+              "peak_rss_kib": peaks, "memory_ratio": memory_ratio}
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "check.json").write_text(json.dumps(report, indent=2))
     for name, median in medians.items():
         print(f"{name:<14} median {median:.2f} s  (min {min(times[name]):.2f}, max {max(times[name]):.2f})")
     print(f"ratio kata check / import torch: {ratio:.2f}x (the import floor alone: {floor:.2f}x)")
+    for name, kib in peaks.items():
+        print(f"{name:<14} peak RSS of its largest process {kib / 1024:.0f} MiB")
+    print(f"memory ratio kata check / import torch: {memory_ratio:.2f}x")
 
 
 if __name__ == "__main__":
