@@ -170,13 +170,13 @@ def grade(
     limits = limits or Limits()
     states = [_State(s, ids if s.check_ids is None else ordered_ids(s.check_ids, device=device), lang)
               for s in submissions]
-    remaining = len(states)
+    groups = {id(st): split_checks(st.ids, split) for st in states}
     jobs = [
         Job(check_target(st.sub.source, st.sub.filename, group, lab), limits, tag=(st, group))
         for st in states
-        for group in split_checks(st.ids, split)
+        for group in groups[id(st)]
     ]
-    pending_groups = {id(st): len(split_checks(st.ids, split)) for st in states}
+    pending_groups = {key: len(parts) for key, parts in groups.items()}
 
     def on_event(job: Job, event: dict) -> None:
         st, _ = job.tag
@@ -205,7 +205,6 @@ def grade(
     reruns: list[Job] = []
 
     def on_outcome(outcome: Outcome) -> None:
-        nonlocal remaining
         st, group = outcome.job.tag
         st.report.output += outcome.output
         st.report.output_dropped += outcome.output_dropped
