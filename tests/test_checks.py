@@ -194,8 +194,14 @@ def test_loader_judges():
 
 def test_model_and_optimizer_judges():
     ok = {"module": True, "n": 82, "shapes": model.SHAPES, "out": [4, 2], "same_seed_diff": 0.0,
-          "seeds_differ": True}
+          "seeds_differ": True, "function_diff": 2e-7, "probabilities": False}
     assert judge("model.init", ok)[0].passed
+    # the same 82 weights, but not Linear -> ReLU -> Linear (a softmax at the end)
+    v, en, es = judge("model.init", {**ok, "function_diff": 0.684, "probabilities": True})
+    assert not v.passed and v.message is model.INIT_PROBABILITIES and "0.684" in en and "suman 1" in es
+    v, en, _ = judge("model.init", {**ok, "function_diff": 0.2})
+    assert not v.passed and v.message is model.INIT_FUNCTION
+    assert not judge("model.init", {**ok, "function_diff": None})[0].passed
     v, en, _ = judge("model.init", {**ok, "same_seed_diff": 0.37})
     assert not v.passed and "0.37" in en
     v, en, _ = judge("model.init", {**ok, "n": 114, "shapes": [[2], [2, 16], [16], [16, 3]]})

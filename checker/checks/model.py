@@ -25,6 +25,23 @@ INIT_SHAPE = Message(
     "forma {out}; el MLP 2-16-2 de la lección tiene 82 (dos capas Linear, 2->16 y 16->2) y da una puntuación "
     "por clase",
 )
+INIT_FUNCTION = Message(
+    en="make_model(seed=0) does not compute Linear(2, 16) -> ReLU -> Linear(16, 2) with its own weights: on 8 "
+    "training points its outputs differ from that by up to {diff:.3g}. The lesson's MLP ends in raw class "
+    "scores (logits), which is what CrossEntropyLoss expects",
+    es="make_model(seed=0) no calcula Linear(2, 16) -> ReLU -> Linear(16, 2) con sus propios pesos: en 8 "
+    "puntos de entrenamiento sus salidas se apartan de eso hasta {diff:.3g}. El MLP de la lección termina en "
+    "puntuaciones brutas por clase (logits), que es lo que espera CrossEntropyLoss",
+)
+INIT_PROBABILITIES = Message(
+    en="make_model(seed=0) does not compute Linear(2, 16) -> ReLU -> Linear(16, 2) with its own weights: on 8 "
+    "training points its outputs differ from that by up to {diff:.3g}, lie between 0 and 1 and sum to 1 in "
+    "every row. The lesson's MLP ends in raw class scores (logits), which is what CrossEntropyLoss expects",
+    es="make_model(seed=0) no calcula Linear(2, 16) -> ReLU -> Linear(16, 2) con sus propios pesos: en 8 "
+    "puntos de entrenamiento sus salidas se apartan de eso hasta {diff:.3g}, están entre 0 y 1 y suman 1 en "
+    "cada fila. El MLP de la lección termina en puntuaciones brutas por clase (logits), que es lo que espera "
+    "CrossEntropyLoss",
+)
 INIT_GLOBAL = Message(
     en="two models built with make_model(seed=0) started from different weights (largest difference "
     "{diff:.3g}) because the global random state differed before each call: the initial weights do not depend "
@@ -64,6 +81,7 @@ def init(loop, lab) -> dict:
     with torch.no_grad():
         out = first(lab.data.X_train[:4])
     return {
+        **_function(first, lab.data.X_train[:8]),
         "module": True,
         "n": int(a.numel()),
         "shapes": sorted(list(p.shape) for p in first.parameters()),
@@ -71,6 +89,32 @@ def init(loop, lab) -> dict:
         "same_seed_diff": float((a - b).abs().max()) if a.shape == b.shape and a.numel() else None,
         "seeds_differ": not (a.shape == c.shape and torch.equal(a, c)),
     }
+
+
+def _function(model, X) -> dict:
+    """How far the model's outputs are from Linear -> ReLU -> Linear computed with its own 82 weights."""
+    import torch
+
+    by_shape = {tuple(p.shape): p.detach() for p in model.parameters()}
+    needed = [(16, 2), (16,), (2, 16), (2,)]
+    if not all(s in by_shape for s in needed) or len(by_shape) != len(needed):
+        return {"function_diff": None}
+    w1, b1, w2, b2 = (by_shape[s] for s in needed)
+    model.eval()
+    with torch.no_grad():
+        got = model(X)
+        want = torch.relu(X @ w1.T + b1) @ w2.T + b2
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        return {"function_diff": None}
+    return {
+        "function_diff": float((got - want).abs().max()),
+        "probabilities": bool(((got >= 0) & (got <= 1)).all()
+                              and torch.allclose(got.sum(dim=1), torch.ones(len(X), dtype=got.dtype))),
+    }
+
+
+FUNCTION_TOL = 1e-5
+"""Float32 round-off of a 2-16-2 forward pass is far below this."""
 
 
 @init.judge
@@ -81,6 +125,10 @@ def _(m: dict):
     out = "x".join(map(str, m["out"])) if m["out"] is not None else "none"
     if m["n"] != N_PARAMS or m["shapes"] != SHAPES or m["out"] != [4, 2]:
         return failed(INIT_SHAPE, n=m["n"], shapes=shapes, out=out)
+    diff = m.get("function_diff")
+    if diff is None or not diff <= FUNCTION_TOL:
+        message = INIT_PROBABILITIES if m.get("probabilities") else INIT_FUNCTION
+        return failed(message, diff=num(diff))
     if m["same_seed_diff"] != 0.0:
         return failed(INIT_GLOBAL, diff=num(m["same_seed_diff"]))
     if not m["seeds_differ"]:
