@@ -470,16 +470,7 @@ def test_watch_rechecks_after_a_save(tmp_path: Path, catalogue: Path) -> None:
     proc = subprocess.Popen([*_kata_cmd(), "watch", "--max-checks", "1"], cwd=folder, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        lines = []
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:  # the first check, then "watching ..."
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if line.startswith("watching"):
-                break
-        first = "".join(lines)
+        first = "".join(_first_check(proc))
         assert first.startswith("✗ ") and "steps.fresh_grads fails" in first, first
         time.sleep(0.5)
         shutil.copy(REFERENCE, folder / "fresh-grads.py")  # the learner saves a fix
@@ -493,6 +484,20 @@ def test_watch_rechecks_after_a_save(tmp_path: Path, catalogue: Path) -> None:
     assert progress_of(folder)["katas"]["fresh-grads"]["solved"]
 
 
+def _first_check(proc: subprocess.Popen, seconds: float = 240) -> list[str]:
+    """What `kata watch` prints up to its "watching ..." line: the first check's status and details."""
+    lines: list[str] = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith("watching"):
+            break
+    return lines
+
+
 def test_watch_any_file_stops_cleanly_on_ctrl_c(tmp_path: Path, catalogue: Path) -> None:
     import signal
 
@@ -501,14 +506,7 @@ def test_watch_any_file_stops_cleanly_on_ctrl_c(tmp_path: Path, catalogue: Path)
     proc = subprocess.Popen([*_kata_cmd(), "watch", str(loop)], cwd=tmp_path, env=_env(catalogue),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        lines = []
-        while True:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if line.startswith("watching"):
-                break
+        lines = _first_check(proc)
         assert lines and lines[0].startswith("✓ ") and "every check passes" in lines[0], "".join(lines)
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=60)
