@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 # after an OpenMP pool has started can deadlock.
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# CUDA must not be initialised in the parent: a forked child could not use it. The default
+# torch.cuda.is_available() calls cuInit ("poisons fork"); the NVML-based check does not.
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
 
 @dataclass(frozen=True)

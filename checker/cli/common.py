@@ -52,6 +52,7 @@ def prepared_lab(device: str = "cpu"):
 
 
 def _prepare(device: str):
+    import checker.sandbox  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
     from checker.setting import import_heavy
 
     import_heavy()
