@@ -33,28 +33,21 @@ from checker.checks import (
 from checker.checks import clip as clip_checks
 from checker.checks import converge as converge_checks
 from checker.checks import schedule as sched
+from checker.mutation import load_mutants, mutant_source
+from tests.test_mutation import MUTANT_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "solutions" / "loop.py"
 CORPUS = Path(__file__).resolve().parent / "corpus"
 CORRECT = sorted((CORPUS / "correct").glob("*.py"))
 BROKEN = sorted((CORPUS / "broken").glob("*.py"))
+MUTANTS = load_mutants()
 
 FIXED_IDS = [
     "data.lesson", "loader.coverage", "loader.order", "model.init", "optimizer.setup", "steps.per_batch",
     "steps.fresh_grads", "steps.overfit", "loss.falls", "loss.epoch_mean", "schedule.step", "schedule.cosine",
     "clip.norm", "modes.train", "modes.eval", "eval.figures", "memory.graphs", "repro.seeds", "device.moved",
     "converge.adam",
-]
-MUTANT_IDS = [
-    "zero-grad-missing", "zero-grad-after-backward", "zero-grad-once-per-epoch", "clip-before-backward",
-    "clip-after-step", "scheduler-per-batch", "scheduler-before-training", "scheduler-never-stepped",
-    "train-mode-missing", "train-mode-not-called", "eval-mode-missing", "eval-mode-not-called",
-    "no-grad-missing", "loss-tensor-kept", "optimizer-other-model", "to-device-dropped", "labels-not-moved",
-    "softmax-before-loss",
-    "epoch-loss-batch-mean", "loader-unseeded", "loader-unshuffled", "loader-drop-last", "step-outside-loop",
-    "argmax-wrong-dim", "logits-detached", "model-unseeded", "lr-ignored", "val-on-train-data",
-    "lr-logged-after-step", "step-before-backward", "backward-missing", "data-unstratified",
 ]
 
 
@@ -78,6 +71,7 @@ def corpus(lab):
 
     subs = [Submission(p.read_text(), str(p)) for p in [REFERENCE, *CORRECT]]
     subs += [Submission(p.read_text(), str(p), check_ids=expected(p)) for p in BROKEN]
+    subs += [Submission(mutant_source(mid), f"{mid}.py", check_ids=list(MUTANTS[mid].killed_by)) for mid in MUTANTS]
     reports = grade(subs, lab, workers=2)
     return {Path(r.file).name if Path(r.file) != REFERENCE else "REFERENCE": r for r in reports}
 
@@ -112,12 +106,17 @@ def test_correct_rewrite_passes(corpus, path):
     assert report.passed, failures(report)
 
 
-@pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
-def test_broken_loop_fails_its_checks(corpus, path):
-    want = expected(path)
-    status = header(path, "status") or "fail"
+BROKEN_CASES = [(p.name, expected(p), header(p, "status") or "fail") for p in BROKEN]
+"""Hand-written broken loops: variants of a fault written otherwise than its mutant, and faults with none."""
+MUTANT_CASES = [(f"{mid}.py", list(m.killed_by), "fail") for mid, m in MUTANTS.items()]
+"""Every mutant: its declared checks must fail (not error: the faults are silent)."""
+
+
+@pytest.mark.parametrize("name, want, status", BROKEN_CASES + MUTANT_CASES,
+                         ids=[c[0].removesuffix(".py") for c in BROKEN_CASES + MUTANT_CASES])
+def test_broken_loop_fails_its_checks(corpus, name, want, status):
     assert want and all(c in REGISTRY for c in want)
-    report = corpus[path.name]
+    report = corpus[name]
     assert report.error is None, report.error
     assert report.exit_code == 1
     by_id = {c.id: c for c in report.checks}
@@ -127,23 +126,22 @@ def test_broken_loop_fails_its_checks(corpus, path):
         assert res.message
 
 
-def test_broken_corpus_covers_every_mutant_idea():
-    names = {p.stem for p in BROKEN}
-    assert {m.replace("-", "_") for m in MUTANT_IDS} <= names
-    assert len(CORRECT) >= 8
+def test_broken_loops_cover_every_mutant_idea():
+    assert set(MUTANT_IDS) <= set(MUTANTS)
+    assert BROKEN and len(CORRECT) >= 8
 
 
 def test_messages_quote_what_was_measured(corpus):
     """A few failures whose figures a learner needs to see."""
     msg = {name: {c.id: c.message for c in r.checks} for name, r in corpus.items()}
-    assert "1 time(s) per epoch" in msg["step_outside_loop.py"]["steps.per_batch"]
-    assert "the plain mean of the 5 batch losses" in msg["epoch_loss_batch_mean.py"]["loss.epoch_mean"]
-    assert "still in .grad" in msg["zero_grad_missing.py"]["steps.fresh_grads"]
-    assert "no autograd path" in msg["logits_detached.py"]["steps.fresh_grads"]
+    assert "1 time(s) per epoch" in msg["step-outside-loop.py"]["steps.per_batch"]
+    assert "the plain mean of the 5 batch losses" in msg["epoch-loss-batch-mean.py"]["loss.epoch_mean"]
+    assert "still in .grad" in msg["zero-grad-missing.py"]["steps.fresh_grads"]
+    assert "no autograd path" in msg["logits-detached.py"]["steps.fresh_grads"]
     assert "22 of the 150" in msg["loader_drop_last.py"]["loader.coverage"]
-    assert "training set" in msg["val_on_train_data.py"]["eval.figures"]
+    assert "training set" in msg["val-on-train-data.py"]["eval.figures"]
     assert "stepped 5 times during that epoch" in msg["scheduler_per_batch.py"]["schedule.cosine"]
-    assert "epoch 10" in msg["lr_logged_after_step.py"]["schedule.step"]
+    assert "epoch 10" in msg["lr-logged-after-step.py"]["schedule.step"]
 
 
 # ---------------------------------------------------------------------------- judges, one by one
