@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from checker.grading import PASS, Report
 from checker.i18n import Message
+from checker.term import dumps
 
 SUMMARY = Message(en="{passed}/{total} checks pass", es="{passed}/{total} comprobaciones correctas")
 ALL_PASS = Message(en="every check passes", es="todas las comprobaciones pasan")
@@ -18,22 +18,6 @@ OUTPUT_DROPPED = Message(
 )
 
 _MARKS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "error": ("!", "red"), "timeout": ("⧗", "red")}
-
-
-def strict(value):
-    """``value`` with every NaN or infinity replaced by None: JSON has no such numbers (null stands for them)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: strict(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [strict(v) for v in value]
-    return value
-
-
-def dumps(value, **kwargs) -> str:
-    """Strict JSON (no NaN), as kata prints and writes it."""
-    return json.dumps(strict(value), allow_nan=False, default=str, **kwargs)
 
 
 def render_json(report: Report) -> str:

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.formats import dumps
 from checker.grading import PASS, Report, Submission, grade
 from checker.loading import LoopFileError, compile_source, read_source
 from checker.sandbox import Limits
+from checker.term import dumps
 
 SUFFIXES = (".py", ".ipynb")
 OUTPUT_FILES = ("grades.csv", "results.json")

@@ -1,7 +1,8 @@
-"""Terminal output: a rich console that turns plain off a terminal or with NO_COLOR, and small charts."""
+"""Output: a rich console that turns plain off a terminal or with NO_COLOR, small charts, strict JSON."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -46,3 +47,19 @@ def fmt(value: object, digits: int = 4) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}" if math.isfinite(value) else str(value)
     return "-" if value is None else str(value)
+
+
+def strict(value):
+    """``value`` with every NaN or infinity replaced by None: JSON has no such numbers (null stands for them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict(v) for v in value]
+    return value
+
+
+def dumps(value, **kwargs) -> str:
+    """Strict JSON (no NaN), as kata prints and writes it."""
+    return json.dumps(strict(value), allow_nan=False, default=str, **kwargs)

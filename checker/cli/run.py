@@ -7,9 +7,8 @@ import math
 import click
 
 from checker.cli.common import UsageProblem, prepared_lab, read_loop_file
-from checker.formats import dumps
 from checker.sandbox import Job, Limits, run_jobs
-from checker.term import console, fmt, sparkline
+from checker.term import console, dumps, fmt, sparkline
 from checker.worker import run_target
 
 

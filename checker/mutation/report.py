@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checker.formats import dumps
 from checker.mutation.verify import (
     COMPILE_ERROR,
     IGNORED,
@@ -29,6 +28,7 @@ from checker.mutation.verify import (
     change_span,
     unified_diff,
 )
+from checker.term import dumps
 
 SCHEMA_URL = "https://git.io/mutation-testing-schema"
 THRESHOLDS = {"high": 100, "low": 90}
