@@ -22,8 +22,16 @@ def console(stderr: bool = False) -> Console:
     )
 
 
-def sparkline(values: Sequence[float], width: int = 60) -> str:
-    """A one-line chart of ``values`` (resampled to at most ``width`` points); NaN and inf show as '?'."""
+FLAT = "▄"
+"""The block a flat chart is drawn with: half height, neither a floor nor a peak."""
+
+
+def sparkline(values: Sequence[float], width: int = 60, digits: int = 4) -> str:
+    """A one-line chart of ``values`` (resampled to at most ``width`` points); NaN and inf show as '?'.
+
+    Values that print alike to ``digits`` decimals (as kata's tables print them) draw a flat line:
+    a change below print precision is noise, not a shape to show.
+    """
     if not values:
         return ""
     if len(values) > width:
@@ -33,11 +41,14 @@ def sparkline(values: Sequence[float], width: int = 60) -> str:
     if not finite:
         return "?" * len(values)
     lo, hi = min(finite), max(finite)
+    flat = f"{lo:.{digits}f}" == f"{hi:.{digits}f}"
     span = hi - lo or 1.0
     out = []
     for v in values:
         if not (isinstance(v, int | float) and math.isfinite(v)):
             out.append("?")
+        elif flat:
+            out.append(FLAT)
         else:
             out.append(_BLOCKS[min(int((v - lo) / span * (len(_BLOCKS) - 1) + 0.5), len(_BLOCKS) - 1)])
     return "".join(out)

@@ -9,7 +9,7 @@ from checker.cli.check import check_cmd, checks_cmd
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
-from checker.cli.run import run_cmd
+from checker.cli.run import run_cmd, trace_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,6 +22,7 @@ def main() -> None:
 
 
 main.add_command(run_cmd)
+main.add_command(trace_cmd)
 main.add_command(check_cmd)
 main.add_command(checks_cmd)
 register_learner(main)

@@ -1,86 +1,40 @@
-"""`kata run`: the lesson's training on any loop file, shown as a table and a curve, or JSON."""
+"""`kata run` and `kata trace`: a loop file's own training, shown as a table and a curve, or JSON."""
 
 from __future__ import annotations
-
-import math
 
 import click
 
 from checker.cli.common import UsageProblem, prepared_lab, read_loop_file
-from checker.sandbox import Job, Limits, run_jobs
-from checker.term import console, dumps, fmt, sparkline
-from checker.worker import run_target
+from checker.runs import RunFailed, run_settings
+
+LESSON_HELP = "Run the lesson's own loop (the reference, solutions/loop.py) instead of a file of yours."
 
 
-def run_histories(paths: list[str], settings: dict, device: str) -> list[tuple[str, list[dict], list[str]]]:
-    """Run each file's lesson in its own child, side by side; (file, history, warnings) per path."""
-    sources = [read_loop_file(p) for p in paths]
-    lab = prepared_lab(device)
-    seconds = 60.0 + settings["epochs"] * 1.0
-    jobs = [Job(run_target(src, name, settings, lab), Limits(step_timeout=seconds), tag=name) for src, name in sources]
-    results = []
-    for outcome in run_jobs(jobs, workers=2):
-        name = outcome.job.tag
-        events = {e.get("event"): e for e in outcome.events}
-        if "file_error" in events:
-            raise UsageProblem(events["file_error"]["message"])
-        if "history" in events:
-            results.append((name, events["history"]["history"], events["history"]["warnings"]))
-            continue
-        if "raised" in events:
-            raise click.ClickException(f"{name}: the run stopped because the loop raised an error\n"
-                                       f"{events['raised']['error']}")
-        if outcome.timed_out_step:
-            raise click.ClickException(f"{name}: the run did not finish within {seconds:g} s")
-        raise click.ClickException(f"{name}: the process running the loop ended early (exit status "
-                                   f"{outcome.exit_status})")
-    return results
+def _sources(path: str | None, lesson: bool, *more: str | None) -> list[tuple[str, str]]:
+    """(source, filename) for PATH or the lesson's loop, then for each further path given."""
+    if lesson == (path is not None):
+        raise UsageProblem("give a loop file (PATH) or --lesson, one of the two")
+    if lesson:
+        from checker.paths import REFERENCE
+
+        first = (REFERENCE.read_text(encoding="utf-8"), "lesson-loop.py")
+    else:
+        first = read_loop_file(path)
+    return [first, *(read_loop_file(p) for p in more if p)]
 
 
-def _table(name: str, history: list[dict], warnings: list[str]) -> None:
-    from rich.table import Table
-
-    out = console()
-    table = Table(title=name, title_justify="left", box=None, pad_edge=False)
-    columns = ["epoch", "lr", "train_loss", "val_loss", "val_acc"]
-    for col in columns:
-        table.add_column(col.replace("_", " "), justify="right")
-    for row in history:
-        table.add_row(*(fmt(row.get(c), 4 if c != "lr" else 6) for c in columns))
-    out.print(table)
-    for key, label in (("train_loss", "train loss"), ("val_loss", "val loss  ")):
-        values = [row.get(key) for row in history]
-        if values and all(isinstance(v, int | float) for v in values):
-            finite = [v for v in values if math.isfinite(v)]
-            span = f"{min(finite):.3f} .. {max(finite):.3f}" if finite else "no finite value"
-            out.print(f"{label} {sparkline(values)}  ({span})")
-    for warning in warnings:
-        out.print(f"[yellow]warning:[/] {warning}")
-
-
-def _compare_table(results: list[tuple[str, list[dict], list[str]]]) -> None:
-    from rich.table import Table
-
-    out = console()
-    (a, ha, _), (b, hb, _) = results
-    table = Table(box=None, pad_edge=False)
-    table.add_column("epoch", justify="right")
-    for key in ("lr", "train_loss", "val_loss", "val_acc"):
-        for tag in ("A", "B"):
-            table.add_column(f"{key.replace('_', ' ')} {tag}", justify="right")
-    for ra, rb in zip(ha, hb, strict=False):
-        cells = [str(ra.get("epoch"))]
-        for key in ("lr", "train_loss", "val_loss", "val_acc"):
-            cells += [fmt(ra.get(key), 4 if key != "lr" else 6), fmt(rb.get(key), 4 if key != "lr" else 6)]
-        table.add_row(*cells)
-    out.print(f"A = {a}\nB = {b}")
-    out.print(table)
-    for tag, hist in (("A", ha), ("B", hb)):
-        out.print(f"train loss {tag} {sparkline([r.get('train_loss') for r in hist])}")
+def _measured(call):
+    try:
+        return call()
+    except RunFailed as exc:
+        if exc.file_error:
+            raise UsageProblem(exc.message) from None
+        raise click.ClickException(exc.message) from None
 
 
 @click.command("run")
-@click.argument("path", type=click.Path(dir_okay=True))
+@click.argument("path", required=False, type=click.Path(dir_okay=True))
+@click.option("--lesson", is_flag=True, help=LESSON_HELP)
 @click.option("--optimizer", type=click.Choice(["sgd", "adam"]), default="sgd", show_default=True)
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=0.1, show_default=True,
               help="Learning rate.")
@@ -91,37 +45,81 @@ def _compare_table(results: list[tuple[str, list[dict], list[str]]]) -> None:
 @click.option("--clip", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Clip the gradient norm to this value.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
-              help="Seed of the loader's order and the model's initial weights (the data split is the lesson's).")
+              help="Seed of the loader's order and of the model's initial weights.")
+@click.option("--seed-loader", type=click.IntRange(0), default=None,
+              help="Seed of the loader's order alone (default: --seed).")
+@click.option("--seed-model", type=click.IntRange(0), default=None,
+              help="Seed of the model's initial weights alone (default: --seed).")
 @click.option("--device", default="cpu", show_default=True, help="cpu or cuda[:N].")
 @click.option("--compare", "compare", type=click.Path(), default=None,
               help="A second loop file to run with the same settings, shown side by side.")
 @click.option("--plot", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Also save the loss curves to this PNG file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-epoch history as JSON.")
-def run_cmd(path, optimizer, lr, epochs, batch_size, scheduler, clip, seed, device, compare, plot, as_json):
-    """Train the lesson's setting with the loop in PATH and show every epoch.
+def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, seed, seed_loader, seed_model,
+            device, compare, plot, as_json):
+    """Train with the loop in PATH and show every epoch.
 
-    The data is the lesson's (200 moons, 150 train / 50 validation); the loader, model and
-    optimizer come from PATH's own make_* functions, and fit() validates after every epoch.
+    Everything comes from PATH's own functions: the data and its split (make_data), the loader,
+    the model, the optimizer, and fit(), which validates after every epoch. A bug in any of them
+    shows in the table; the steps column counts optimizer steps per epoch.
     """
-    settings = {"optimizer": optimizer, "lr": lr, "epochs": epochs, "batch_size": batch_size,
-                "scheduler": None if scheduler == "none" else scheduler, "clip": clip, "seed": seed,
-                "device": device}
-    paths = [path] + ([compare] if compare else [])
-    results = run_histories(paths, settings, device)
+    from checker.runs import run_files
+    from checker.tables import print_compare, print_history
+
+    settings = run_settings(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
+                            scheduler=None if scheduler == "none" else scheduler, clip=clip, seed=seed,
+                            seed_loader=seed_loader, seed_model=seed_model, device=device)
+    sources = _sources(path, lesson, compare)
+    lab = prepared_lab(device)
+    results = _measured(lambda: run_files(sources, settings, lab))
     if plot:
         from checker.plots import save_loss_plot
 
-        save_loss_plot([(name, hist) for name, hist, _ in results], plot)
+        save_loss_plot([(r.name, r.history) for r in results], plot)
     if as_json:
+        from checker.term import dumps
+
         if compare:
-            click.echo(dumps({name: hist for name, hist, _ in results}, indent=2))
+            click.echo(dumps({r.name: r.history for r in results}, indent=2))
         else:
-            click.echo(dumps(results[0][1], indent=2))
+            click.echo(dumps(results[0].history, indent=2))
         return
     if compare:
-        _compare_table(results)
+        print_compare(results)
     else:
-        _table(*results[0])
+        print_history(results[0])
     if plot:
+        from checker.term import console
+
         console().print(f"plot saved to {plot}")
+
+
+@click.command("trace")
+@click.argument("path", required=False, type=click.Path(dir_okay=True))
+@click.option("--lesson", is_flag=True, help=LESSON_HELP)
+@click.option("--examples", type=click.IntRange(1, 150), default=6, show_default=True,
+              help="Train on this many examples (the first of the training split).")
+@click.option("--batch-size", type=click.IntRange(1, 150), default=4, show_default=True)
+@click.option("--epochs", type=click.IntRange(1, 20), default=2, show_default=True)
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON.")
+def trace_cmd(path, lesson, examples, batch_size, epochs, seed, as_json):
+    """Follow a few examples through PATH's train_epoch, batch by batch.
+
+    For every batch: the shape of xb, which examples it holds (numbered from 0), whether each
+    row still has its own label, and how many times step() was called in each epoch.
+    """
+    from checker.runs import measure
+    from checker.tables import print_trace
+
+    settings = {"examples": examples, "batch_size": batch_size, "epochs": epochs, "seed": seed}
+    sources = _sources(path, lesson)
+    lab = prepared_lab("cpu")
+    trace = _measured(lambda: measure(sources, [settings], lab, what="trace"))[0]
+    if as_json:
+        from checker.term import dumps
+
+        click.echo(dumps(trace, indent=2))
+        return
+    print_trace(trace)

@@ -1,0 +1,245 @@
+"""Training runs for `kata run`, `kata trace` and the practice katas, each in a sandboxed child.
+
+A run trains the lesson's setting with a loop file's own protocol functions (``worker.run_lesson``)
+and also counts the optimizer steps of every epoch. The loader's and the model's seeds can differ
+(``seed_loader``, ``seed_model``), to see which source of randomness moves the result more.
+
+A trace follows a few examples through ``train_epoch`` batch by batch: what the model received,
+with which labels, and how many times ``step()`` was called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.sandbox import Job, Limits, Reporter, run_jobs
+
+LOAD_TIMEOUT = 20.0
+
+
+class RunFailed(Exception):
+    """A run did not give its figures; the message says why (the file's own error, a time-out...)."""
+
+    def __init__(self, message: str, *, file_error: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.file_error = file_error
+
+
+@dataclass
+class RunResult:
+    """What one run measured."""
+
+    name: str
+    history: list[dict]
+    warnings: list[str] = field(default_factory=list)
+    steps: list[int | None] = field(default_factory=list)
+    """optimizer steps taken in each epoch (None where the file's fit does not call train_epoch)"""
+
+
+def run_settings(**given: Any) -> dict[str, Any]:
+    """The settings of a run, with the lesson's defaults for what is not given."""
+    settings = {"optimizer": "sgd", "lr": 0.1, "epochs": 10, "batch_size": 32, "scheduler": None,
+                "clip": None, "seed": 0, "seed_loader": None, "seed_model": None, "device": "cpu"}
+    settings.update(given)
+    return settings
+
+
+# ---------------------------------------------------------------------------------------------
+# in the child
+
+class _Seeds:
+    """The loop, with make_loader and make_model given their own seeds (everything else as it is)."""
+
+    def __init__(self, loop, loader_seed: int, model_seed: int):
+        self._loop, self._loader_seed, self._model_seed = loop, loader_seed, model_seed
+
+    def __getattr__(self, name: str):
+        return getattr(self._loop, name)
+
+    def make_loader(self, X, y, batch_size=32, seed=0):
+        return self._loop.make_loader(X, y, batch_size=batch_size, seed=self._loader_seed)
+
+    def make_model(self, seed=0):
+        return self._loop.make_model(seed=self._model_seed)
+
+
+def _count_steps(loop) -> tuple[list[int | None], Callable[[], None]]:
+    """Count optimizer steps per call of the file's train_epoch; (the counts, a function that undoes it)."""
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    total = [0]
+    per_epoch: list[int | None] = []
+
+    def on_step(_optimizer, _args, _kwargs) -> None:
+        total[0] += 1
+
+    handle = register_optimizer_step_post_hook(on_step)
+    original = loop.train_epoch
+
+    def train_epoch(*args, **kwargs):
+        before = total[0]
+        try:
+            return original(*args, **kwargs)
+        finally:
+            per_epoch.append(total[0] - before)
+
+    loop.train_epoch = train_epoch  # fit() finds train_epoch among the module's globals
+
+    def undo() -> None:
+        handle.remove()
+        loop.train_epoch = original
+
+    return per_epoch, undo
+
+
+def measure_run(loop, settings: dict[str, Any], lab) -> dict[str, Any]:
+    """One run of the lesson with ``loop``: its history, warnings and steps per epoch."""
+    from checker.worker import run_lesson
+
+    seed = settings.get("seed", 0)
+    loader_seed = settings.get("seed_loader")
+    model_seed = settings.get("seed_model")
+    loader_seed = seed if loader_seed is None else loader_seed
+    model_seed = seed if model_seed is None else model_seed
+    steps, undo = _count_steps(loop)
+    try:
+        driven = loop if (loader_seed, model_seed) == (seed, seed) else _Seeds(loop, loader_seed, model_seed)
+        history, warnings = run_lesson(driven, {**settings, "seed": model_seed}, lab)
+    finally:
+        undo()
+    counted: list[int | None] = list(steps) if len(steps) == len(history) else [None] * len(history)
+    return {"history": history, "warnings": warnings, "steps": counted}
+
+
+def measure_trace(loop, settings: dict[str, Any]) -> dict[str, Any]:
+    """``epochs`` epochs of train_epoch on the first ``examples`` training examples, batch by batch.
+
+    For each batch: the shape of the features the model received, which examples they were (their
+    index among the examples given), and whether every label that reached the loss is that row's own.
+    """
+    import torch
+    from torch import nn
+
+    n, batch_size = settings["examples"], settings["batch_size"]
+    seed, epochs = settings.get("seed", 0), settings.get("epochs", 2)
+    loop.seed_everything(seed=seed)
+    X_train, y_train, _, _ = loop.make_data(seed=0)
+    X, y = X_train[:n], y_train[:n]
+    loader = loop.make_loader(X, y, batch_size=batch_size, seed=seed)
+    model = loop.make_model(seed=seed)
+    optimizer = loop.make_optimizer(model, name=settings.get("optimizer", "sgd"), lr=settings.get("lr", 0.1))
+    batches: list[dict[str, Any]] = []
+    pending: list[torch.Tensor] = []
+    steps = [0]
+
+    def on_forward(_module, inputs) -> None:
+        if model.training:
+            pending.append(inputs[0].detach().cpu())
+
+    class SpyLoss(nn.CrossEntropyLoss):
+        def forward(self, logits, target):
+            if pending:
+                xb = pending.pop()
+                yb = target.detach().cpu()
+                rows = [_row_index(X, row) for row in xb]
+                batches.append({
+                    "epoch": epoch, "shape": list(xb.shape), "rows": rows,
+                    "labels_kept": len(yb) == len(rows) and all(
+                        r is not None and int(y[r]) == int(label) for r, label in zip(rows, yb, strict=False)),
+                })
+            return super().forward(logits, target)
+
+    def on_step(_optimizer, _args, _kwargs) -> None:
+        steps[0] += 1
+
+    hook = model.register_forward_pre_hook(on_forward)
+    step_hook = optimizer.register_step_post_hook(on_step)
+    per_epoch = []
+    try:
+        for epoch in range(1, epochs + 1):
+            before = steps[0]
+            loop.train_epoch(model, loader, optimizer, SpyLoss())
+            per_epoch.append(steps[0] - before)
+    finally:
+        hook.remove()
+        step_hook.remove()
+    return {"examples": n, "batch_size": batch_size, "batches": batches, "steps": per_epoch,
+            "labels": [int(v) for v in y]}
+
+
+def _row_index(X, row) -> int | None:
+    import torch
+
+    hits = torch.nonzero((X == row).all(dim=1)).flatten().tolist()
+    return hits[0] if hits else None
+
+
+def _target(source: str, filename: str, what: str, settings: dict[str, Any], lab) -> Callable[[Reporter], None]:
+    def target(rep: Reporter) -> None:
+        import torch
+
+        from checker.loading import LoopFileError, load_loop
+        from checker.worker import describe_exception
+
+        torch.set_num_threads(1)
+        rep.start("load", timeout=LOAD_TIMEOUT)
+        try:
+            loop = load_loop(source, filename)
+        except LoopFileError as exc:
+            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
+            return
+        rep.send({"event": "loaded"})
+        rep.start(what, timeout=settings.get("timeout"))
+        try:
+            figures = measure_trace(loop, settings) if what == "trace" else measure_run(loop, settings, lab)
+        except BaseException as exc:
+            rep.send({"event": "raised", "check": what, "type": type(exc).__name__,
+                      "error": describe_exception(exc, filename)})
+            return
+        rep.send({"event": "figures", "figures": figures})
+
+    return target
+
+
+# ---------------------------------------------------------------------------------------------
+# in the parent
+
+def _seconds(settings: dict[str, Any]) -> float:
+    return 60.0 + settings.get("epochs", 10) * 1.0
+
+
+def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[dict[str, Any]], lab,
+            what: str = "run") -> list[dict[str, Any]]:
+    """Run every (source, filename) with the settings at the same index, two children at a time.
+
+    The figures in the order given; RunFailed (``file_error`` set when the file cannot be loaded)
+    as soon as one run gives none.
+    """
+    jobs = [Job(_target(src, name, what, settings, lab), Limits(step_timeout=_seconds(settings)), tag=i)
+            for i, ((src, name), settings) in enumerate(zip(sources, settings_list, strict=True))]
+    found: dict[int, dict[str, Any]] = {}
+    for outcome in run_jobs(jobs, workers=2):
+        i = outcome.job.tag
+        name = sources[i][1]
+        events = {e.get("event"): e for e in outcome.events}
+        if "file_error" in events:
+            raise RunFailed(events["file_error"]["message"], file_error=True)
+        if "figures" in events:
+            found[i] = events["figures"]["figures"]
+            continue
+        if "raised" in events:
+            raise RunFailed(f"{name}: the run stopped because the loop raised an error\n{events['raised']['error']}")
+        if outcome.timed_out_step:
+            raise RunFailed(f"{name}: the run did not finish within {_seconds(settings_list[i]):g} s")
+        raise RunFailed(f"{name}: the process running the loop ended early (exit status {outcome.exit_status})")
+    return [found[i] for i in range(len(jobs))]
+
+
+def run_files(sources: Sequence[tuple[str, str]], settings: dict[str, Any], lab) -> list[RunResult]:
+    """Each file trained with the same settings, side by side."""
+    figures = measure(sources, [settings] * len(sources), lab)
+    return [RunResult(name, f["history"], f["warnings"], f["steps"]) for (_, name), f in zip(sources, figures,
+                                                                                             strict=True)]
