@@ -34,11 +34,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from checker.i18n import LANGS, Message
 
 KATAS_DIR_ENV = "KATA_KATAS_DIR"
@@ -125,12 +120,9 @@ def parse_kata(path: Path) -> Kata:
             f"{path}: a kata file is named NNN-slug.toml (three digits, a dash, lowercase words joined "
             f"by dashes), e.g. 010-zero-grad.toml"
         )
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise KataFileError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise KataFileError(f"{path}: not valid TOML: {exc}") from None
+    from checker.catalogue import read_toml  # the loader kata and mutant files share (issue 12)
+
+    data = read_toml(path, KataFileError)
     where = str(path)
     unknown = sorted(set(data) - KNOWN_FIELDS)
     if unknown:
@@ -162,8 +154,11 @@ def parse_kata(path: Path) -> Kata:
     )
 
 
-def load_katas(katas_dir: str | Path | None = None) -> list[Kata]:
-    """Every kata of the catalogue, in order; a malformed file raises KataFileError."""
+def load_katas(katas_dir: str | Path | None = None, *, drafts: bool = False) -> list[Kata]:
+    """Every kata of the catalogue, in order; a malformed file raises KataFileError.
+
+    Drafts (katas not ready for learners, see ``checker.catalogue``) are left out unless ``drafts``
+    or ``KATA_DRAFTS=1`` asks for them."""
     folder = resolve_katas_dir(katas_dir)
     if not folder.is_dir():
         raise KataFileError(f"{folder}: the kata catalogue folder does not exist")
@@ -179,7 +174,13 @@ def load_katas(katas_dir: str | Path | None = None) -> list[Kata]:
             )
         seen[kata.slug] = kata.path
         numbers[kata.number] = kata.path
-    return sorted(katas, key=lambda k: k.number)
+    ordered = sorted(katas, key=lambda k: k.number)
+    # --- drafts (issue 12; the rules live in checker/catalogue.py) ---
+    if drafts:
+        return ordered
+    from checker.catalogue import without_drafts
+
+    return without_drafts(ordered)
 
 
 def find_kata(katas: list[Kata], name: str) -> Kata:

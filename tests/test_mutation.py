@@ -162,7 +162,11 @@ def test_replace_expression_and_argument():
     out = run_op("replace_expression", "shuffle=True", replacement="shuffle=False")
     assert "DataLoader(ds, batch_size=4, shuffle=False, generator=g)" in out
     out = run_op("replace_expression", "x.to(dev)", replacement="a + b")
-    assert "x = (a + b)" in out  # parenthesised: the replacement keeps its meaning wherever it lands
+    assert "x = a + b\n" in out  # the reference's own formatting: no parentheses where none are needed
+    out = run_op("replace_expression", "loss", replacement="a + b", occurrence=2)
+    assert "(a + b).backward()" in out  # ... and parentheses where the meaning needs them
+    out = run_op("replace_expression", "f(model(x), y)", replacement="f(model(x), y) / len(y)")
+    assert "loss = f(model(x), y) / len(y)\n" in out
 
 
 def test_remove_call_and_drop_method_call():
@@ -177,6 +181,51 @@ def test_remove_and_insert_argument_keep_commas_right():
     assert "DataLoader(ds, batch_size=4, shuffle=True, drop_last=True, generator=g)" in out
     out = run_op("insert_argument", "generator=g", argument="drop_last=True")
     assert "DataLoader(ds, batch_size=4, shuffle=True, generator=g, drop_last=True)" in out
+
+
+AIM = textwrap.dedent("""\
+    def make_optimizer(model, name="sgd", lr=0.1):
+        if name == "sgd":
+            return torch.optim.SGD(model.parameters(), lr=lr)
+        if name == "adam":
+            return torch.optim.Adam(model.parameters(), lr=lr)
+""")
+
+
+def _aim(operator: str, target: str, **args) -> str:
+    return apply_step(cst.parse_module(AIM), operator, "make_optimizer", target, **args).code
+
+
+def test_an_argument_is_aimed_by_its_call_or_by_occurrence():
+    with pytest.raises(TargetError, match=r"matches 2 arguments .*call = .*occurrence = N"):
+        _aim("insert_argument", "lr=lr", argument="momentum=0.9")
+    by_call = _aim("insert_argument", "lr=lr", call="torch.optim.SGD", argument="momentum=0.9")
+    assert "torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)" in by_call
+    assert "torch.optim.Adam(model.parameters(), lr=lr)\n" in by_call
+    # the keyword's name alone is enough once the call is named; the whole call text works too
+    by_name = _aim("remove_argument", "lr", call="torch.optim.Adam(model.parameters(), lr=lr)")
+    assert "torch.optim.Adam(model.parameters())\n" in by_name and "SGD(model.parameters(), lr=lr)" in by_name
+    second = _aim("remove_argument", "lr=lr", occurrence=2)
+    assert second == by_name
+    with pytest.raises(TargetError, match="occurrence = 3, but target 'lr=lr' matches 2"):
+        _aim("remove_argument", "lr=lr", occurrence=3)
+    with pytest.raises(TargetError, match="call 'torch.optim.RMSprop' matches no call"):
+        _aim("remove_argument", "lr=lr", call="torch.optim.RMSprop")
+
+
+def test_set_keyword_adds_or_changes_a_keyword_argument():
+    added = _aim("set_keyword", "torch.optim.Adam", keyword="weight_decay", value="0.01")
+    assert "torch.optim.Adam(model.parameters(), lr=lr, weight_decay=0.01)\n" in added
+    changed_ = _aim("set_keyword", "torch.optim.SGD(model.parameters(), lr=lr)", keyword="lr", value="lr / 10")
+    assert "torch.optim.SGD(model.parameters(), lr=lr / 10)\n" in changed_
+    betas = _aim("set_keyword", "torch.optim.Adam", keyword="betas", value="(0.5, 0.9)")
+    assert "lr=lr, betas=(0.5, 0.9))" in betas
+    from checker.mutation.operators import OperatorError
+
+    with pytest.raises(OperatorError, match="already"):
+        _aim("set_keyword", "torch.optim.Adam", keyword="lr", value="lr")
+    with pytest.raises(OperatorError, match="needs a call"):
+        _aim("set_keyword", "name == 'sgd'", keyword="x", value="1")
 
 
 def test_replace_and_insert_statement():

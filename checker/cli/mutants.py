@@ -246,7 +246,7 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
     with _Progress(total, quiet) as progress:
         try:
             result = run_verify(
-                mutants_dir=ctx.obj.get("mutants_dir"),
+                mutants=list(mutants.values()),  # loaded once, above
                 only=only,
                 seeds=seeds,
                 lab=lab,
@@ -257,6 +257,7 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
         except (VerifyProblem, MutantFileError) as exc:
             raise UsageProblem(str(exc)) from None
     render_terminal(result, console())
+    _record(ctx, result)
     try:
         if json_path:
             write_json(result, json_path)
@@ -267,6 +268,19 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
     except OSError as exc:
         raise UsageProblem(f"cannot write the report ({exc})") from None
     raise SystemExit(result.exit_code)
+
+
+def _record(ctx: click.Context, result) -> None:
+    """Keep verify's verdicts as proofs (what `kata list` reads to tell drafts), when the reference passes."""
+    from checker.catalogue import record_proofs
+    from checker.mutation import resolve_dir
+    from checker.term import console
+
+    if not result.reference.passed:
+        return
+    path = record_proofs(resolve_dir(ctx.obj.get("mutants_dir")), result.results, result.reference_source)
+    if path is not None:
+        console().print(f"[dim]proofs recorded in {path}[/]")
 
 
 @mutants_group.command("generate")

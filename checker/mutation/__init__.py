@@ -1,8 +1,9 @@
 """The mutation engine: mutants as data (``mutants/<id>.toml``), applied to the reference loop.
 
 Public API:
-- ``load_mutants(mutants_dir=None) -> dict[id, Mutant]``: every mutant file, validated; a bad file
-  raises ``MutantFileError`` naming the file and the field;
+- ``load_mutants(mutants_dir=None) -> dict[id, Mutant]``: every mutant file, read into typed
+  dataclasses by ``checker.catalogue``'s loader; a bad file raises ``MutantFileError`` naming the
+  file and the field;
 - ``apply(mutant, reference_source) -> str``: the reference with the mutant's steps applied, comments
   and layout kept; a target that matches no place or several raises ``MutantError`` naming both;
 - ``mutant_source(id) -> str``: the same for the shipped reference, by id.
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,18 +22,22 @@ from typing import Any
 
 import libcst as cst
 
+from checker.catalogue import (
+    BOOL,
+    POSITIVE_INT,
+    STRINGS,
+    TEXT,
+    Field,
+    loads_toml,
+    read_toml,
+    refuse_unknown,
+    take,
+)
 from checker.mutation.operators import OPERATORS, OperatorError, TargetError, apply_step, operator_params
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 ENV_DIR = "KATA_MUTANTS_DIR"
 ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 CHECK_PATTERN = re.compile(r"^[a-z]+\.[a-z_]+$")
-MUTANT_FIELDS = {"id", "title", "description", "killed_by", "documented_in", "equivalent", "steps"}
-STEP_FIELDS = {"operator", "function", "target", "every"}
 
 
 class MutantFileError(ValueError):
@@ -46,19 +50,34 @@ class MutantError(ValueError):
 
 @dataclass(frozen=True)
 class Step:
+    """One edit of the reference (``mutants/README.md``, "A mutant file")."""
+
     operator: str
+    """The operator's name, a key of ``operators.OPERATORS``."""
     function: str
+    """The reference function the edit happens in."""
     target: str
+    """The code the edit changes, matched on normalised code."""
     args: Mapping[str, Any] = field(default_factory=dict)
+    """The operator's own arguments."""
     every: bool = False
+    """Edit every place the target matches (otherwise it must match one)."""
+    call: str | None = None
+    """Only places inside this call (its callee or whole text); an argument target may be a keyword name."""
+    occurrence: int | None = None
+    """Of several matching places, the n-th in file order (from 1)."""
 
     def describe(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.args.items())
-        return f"{self.operator}({self.function}: {self.target!r}{extra})"
+        where = (f", call={self.call!r}" if self.call else "") + (
+            f", occurrence={self.occurrence}" if self.occurrence else "")
+        return f"{self.operator}({self.function}: {self.target!r}{where}{extra})"
 
 
 @dataclass(frozen=True)
 class Mutant:
+    """One deliberate bug (``mutants/<id>.toml``)."""
+
     id: str
     title: str
     description: str
@@ -68,6 +87,8 @@ class Mutant:
     equivalent: str | None = None
     """Why the mutant cannot be told from the reference (it is then Ignored), or None."""
     path: Path | None = None
+    teaches: str | None = None
+    """One line: what a learner who fixed it knows (docs/katas.md's last column)."""
 
     @property
     def operator(self) -> str:
@@ -102,29 +123,34 @@ def reference_source() -> str:
 
 # --------------------------------------------------------------------------- reading files
 
-
-def _text(data: dict, key: str, where: str, *, required: bool = True) -> str | None:
-    value = data.get(key)
-    if value is None:
-        if required:
-            raise MutantFileError(f"{where}: missing field `{key}`")
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise MutantFileError(f"{where}: field `{key}` must be a non-empty string, got {value!r}")
-    return value.strip()
+MUTANT_SCHEMA = (
+    Field("id", TEXT, doc="lowercase words joined by '-', the file's name"),
+    Field("title", TEXT, doc="one line saying what is wrong"),
+    Field("description", TEXT, doc="what the bug does"),
+    Field("killed_by", STRINGS, doc="the check ids that must kill this mutant"),
+    Field("documented_in", TEXT, doc="where the mistake is explained"),
+    Field("equivalent", TEXT, required=False),
+    Field("teaches", TEXT, required=False),
+)
+STEP_SCHEMA = (
+    Field("operator", TEXT),
+    Field("function", TEXT),
+    Field("target", TEXT),
+    Field("every", BOOL, required=False),
+    Field("call", TEXT, required=False),
+    Field("occurrence", POSITIVE_INT, required=False),
+)
+MUTANT_FIELDS = {f.name for f in MUTANT_SCHEMA} | {"steps"}
+STEP_FIELDS = {f.name for f in STEP_SCHEMA}
 
 
 def _step(data: dict, where: str) -> Step:
-    operator = _text(data, "operator", where)
+    values = take(data, STEP_SCHEMA, where, MutantFileError)
+    operator = values["operator"]
     if operator not in OPERATORS:
         raise MutantFileError(
             f"{where}: field `operator`: unknown operator {operator!r} (known: {', '.join(OPERATORS)})"
         )
-    function = _text(data, "function", where)
-    target = _text(data, "target", where)
-    every = data.get("every", False)
-    if not isinstance(every, bool):
-        raise MutantFileError(f"{where}: field `every` must be true or false, got {every!r}")
     required, optional = operator_params(operator)
     args = {k: v for k, v in data.items() if k not in STEP_FIELDS}
     for key in args:
@@ -138,33 +164,25 @@ def _step(data: dict, where: str) -> Step:
     for key in required:
         if key not in args:
             raise MutantFileError(f"{where}: missing field `{key}` (operator {operator} needs it)")
-    return Step(operator, function, target, args, every)  # type: ignore[arg-type]
+    return Step(operator, values["function"], values["target"], args, bool(values["every"]),
+                values["call"], values["occurrence"])
 
 
-def parse_mutant(text: str, path: Path) -> Mutant:
-    """One mutant file's text, validated; MutantFileError names the file and the field."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise MutantFileError(f"{path}: not valid TOML: {exc}") from None
+def _check_data(data: dict, path: Path) -> Mutant:
     where = str(path)
-    mid = _text(data, "id", where)
+
+    def hint(f: Field) -> str:
+        return " (the check ids that must kill this mutant)" if f.name == "killed_by" else ""
+
+    values = take(data, MUTANT_SCHEMA, where, MutantFileError, missing_hint=hint)
+    mid = values["id"]
     if not ID_PATTERN.match(mid):
         raise MutantFileError(f"{where}: field `id` {mid!r} must be lowercase words joined by '-'")
     if mid != path.stem:
         raise MutantFileError(
             f"{where}: field `id` is {mid!r} but the file is named {path.name}; they must agree"
         )
-    killed_by = data.get("killed_by")
-    if killed_by is None:
-        raise MutantFileError(
-            f"{where}: missing field `killed_by` (the check ids that must kill this mutant)"
-        )
-    if not isinstance(killed_by, list) or not killed_by or not all(isinstance(c, str) for c in killed_by):
-        raise MutantFileError(
-            f"{where}: field `killed_by` must be a non-empty list of check ids, got {killed_by!r}"
-        )
-    bad = [c for c in killed_by if not CHECK_PATTERN.match(c)]
+    bad = [c for c in values["killed_by"] if not CHECK_PATTERN.match(c)]
     if bad:
         raise MutantFileError(
             f"{where}: field `killed_by`: {', '.join(map(repr, bad))} is not a check id "
@@ -184,33 +202,30 @@ def parse_mutant(text: str, path: Path) -> Mutant:
     else:
         step_data = {k: v for k, v in data.items() if k not in MUTANT_FIELDS}
         steps = (_step(step_data, where),)
-    unknown = set(data) - MUTANT_FIELDS - set(step_data)
-    if unknown:
-        raise MutantFileError(f"{where}: unknown field(s) {', '.join(f'`{u}`' for u in sorted(unknown))}")
+    refuse_unknown(data, MUTANT_FIELDS | set(step_data), where, MutantFileError)
     return Mutant(
-        id=mid,
-        title=_text(data, "title", where),
-        description=_text(data, "description", where),
-        steps=steps,
-        killed_by=tuple(killed_by),
-        documented_in=_text(data, "documented_in", where),
-        equivalent=_text(data, "equivalent", where, required=False),
-        path=path,
+        id=mid, title=values["title"], description=values["description"], steps=steps,
+        killed_by=values["killed_by"], documented_in=values["documented_in"],
+        equivalent=values["equivalent"], path=path, teaches=values["teaches"],
     )
 
 
+def parse_mutant(text: str, path: Path) -> Mutant:
+    """One mutant file's text, validated; MutantFileError names the file and the field."""
+    return _check_data(loads_toml(text, path, MutantFileError), path)
+
+
 def load_mutants(mutants_dir: str | os.PathLike | None = None) -> dict[str, Mutant]:
-    """Every ``*.toml`` mutant in the folder (see ``resolve_dir``), by id, sorted by id."""
+    """Every ``*.toml`` mutant in the folder (see ``resolve_dir``), by id, sorted by id.
+
+    Each file is parsed once per process while it is unchanged (``checker.catalogue.read_toml``).
+    """
     root = resolve_dir(mutants_dir)
     if not root.is_dir():
         raise MutantFileError(f"{root}: no such mutants folder")
     found: dict[str, Mutant] = {}
     for path in sorted(root.glob("*.toml")):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MutantFileError(f"{path}: cannot read it ({exc})") from None
-        mutant = parse_mutant(text, path)
+        mutant = _check_data(read_toml(path, MutantFileError), path)
         found[mutant.id] = mutant
     return found
 
@@ -228,7 +243,8 @@ def apply(mutant: Mutant, reference_source: str) -> str:
         where = f"mutant {mutant.id}" + (f", step {i + 1}" if len(mutant.steps) > 1 else "")
         try:
             module = apply_step(
-                module, step.operator, step.function, step.target, every=step.every, **step.args
+                module, step.operator, step.function, step.target, every=step.every, call=step.call,
+                occurrence=step.occurrence, **step.args
             )
         except (TargetError, OperatorError) as exc:
             raise MutantError(

@@ -253,18 +253,64 @@ class Site:
             raise TargetError(f"target {target!r} is not a valid {kind} ({exc.msg})") from None
         return [node for node, text in self.places(kind) if text == wanted]
 
-    def find(self, target: str, kind: str, *, every: bool = False) -> list[cst.CSTNode]:
-        """The nodes the target names: exactly one, or (``every``) at least one."""
+    def find(
+        self,
+        target: str,
+        kind: str,
+        *,
+        every: bool = False,
+        call: str | None = None,
+        occurrence: int | None = None,
+    ) -> list[cst.CSTNode]:
+        """The nodes the target names: exactly one, or (``every``) at least one.
+
+        ``call`` keeps only the places inside a call whose callee (``torch.optim.Adam``) or whole
+        text (``torch.optim.Adam(model.parameters(), lr=lr)``) it names; an argument target may then
+        be just the keyword's name (``lr``). ``occurrence`` (1-based, in file order) picks one of several.
+        """
         found = self.find_all(target, kind)
+        if kind == ARGUMENT and target.strip().isidentifier():
+            found += [n for n in self.index.nodes[ARGUMENT]
+                      if n.keyword is not None and n.keyword.value == target.strip() and n not in found]
+        if call is not None:
+            calls = self._calls_named(call)
+            if not calls:
+                raise TargetError(f"call {call!r} matches no call in {self.function}()")
+            found = [n for n in found if any(self.contains(c, n) and c is not n for c in calls)]
+            if not found:
+                raise TargetError(f"target {target!r} matches no {kind} inside a call to {call!r} "
+                                  f"in {self.function}()")
+        found.sort(key=self.line_of)
         if not found:
             raise TargetError(f"target {target!r} matches no {kind} in {self.function}()")
+        if occurrence is not None:
+            if not 1 <= occurrence <= len(found):
+                raise TargetError(f"occurrence = {occurrence}, but target {target!r} matches {len(found)} "
+                                  f"{kind}(s) in {self.function}() (count from 1, in file order)")
+            return [found[occurrence - 1]]
         if len(found) > 1 and not every:
             lines = ", ".join(str(self.line_of(n)) for n in found)
+            hint = "make it longer so it names one place"
+            if kind == ARGUMENT:
+                hint = "name the call it belongs to (call = \"torch.optim.Adam\")"
             raise TargetError(
                 f"target {target!r} matches {len(found)} {kind}s in {self.function}() (lines {lines}); "
-                "make it longer so it names one place, or set every = true"
+                f"{hint}, or pick one with occurrence = N (1 = line {lines.split(',')[0]}), "
+                "or set every = true"
             )
         return found
+
+    def _calls_named(self, call: str) -> list[cst.Call]:
+        """The calls whose callee, or whole text, is ``call`` (normalised)."""
+        try:
+            wanted = canonical(call, EXPRESSION)
+        except SyntaxError as exc:
+            raise TargetError(f"call {call!r} is not a valid expression ({exc.msg})") from None
+        out = []
+        for node, text in self.places(EXPRESSION):
+            if isinstance(node, cst.Call) and (text == wanted or self.canonical_of(node.func, EXPRESSION) == wanted):
+                out.append(node)
+        return out
 
     def line_of(self, node: cst.CSTNode) -> int:
         """The line where ``node`` starts in the module (1-based)."""
@@ -347,12 +393,29 @@ _ATOMIC = (
 )
 
 
-def _expression(code: str) -> cst.BaseExpression:
+_BINDS_TIGHTER = (
+    cst.BinaryOperation,
+    cst.UnaryOperation,
+    cst.BooleanOperation,
+    cst.Comparison,
+    cst.Attribute,
+    cst.Subscript,
+    cst.Await,
+    cst.IfExp,
+)
+"""Parents in which a compound replacement could bind differently without parentheses."""
+
+
+def _expression(code: str, parent: cst.CSTNode | None = None, node: cst.CSTNode | None = None) -> cst.BaseExpression:
+    """The replacement expression, parenthesised only where its parent would otherwise read it
+    differently (an operand, a callee, an attribute's object): elsewhere it keeps the author's text."""
     try:
         expr = cst.parse_expression(code.strip())
     except cst.ParserSyntaxError as exc:
         raise OperatorError(f"replacement {code!r} is not a valid Python expression: {exc.message}") from None
-    if not isinstance(expr, _ATOMIC) and not expr.lpar:
+    needs = isinstance(parent, _BINDS_TIGHTER) or (isinstance(parent, cst.Call) and parent.func is node)
+    needs = needs or isinstance(expr, cst.Tuple | cst.NamedExpr | cst.Lambda | cst.Yield)
+    if needs and not isinstance(expr, _ATOMIC) and not expr.lpar:
         expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return expr
 
@@ -453,7 +516,7 @@ def replace_expression(site: Site, node: cst.CSTNode, replacement: str) -> None:
     if isinstance(node, cst.Arg):
         site.replace(node, _arguments(replacement))
     else:
-        site.replace(node, _expression(replacement))
+        site.replace(node, _expression(replacement, site.parent(node), node))
 
 
 @_kind(EXPRESSION)
@@ -488,6 +551,36 @@ def insert_argument(site: Site, node: cst.Arg, argument: str, position: str = "a
     site.insert(node, _arguments(argument), position)
 
 
+@_kind(EXPRESSION)
+def set_keyword(site: Site, node: cst.BaseExpression, keyword: str, value: str) -> None:
+    """`Adam(params, lr=lr)` -> `Adam(params, lr=lr, weight_decay=0.01)` (a keyword added, or its value changed).
+
+    The target names the call, or just its callee (`torch.optim.Adam`)."""
+    call = node
+    if not isinstance(call, cst.Call):
+        parent = site.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            call = parent  # the target names the callee: `torch.optim.Adam`
+        else:
+            raise OperatorError(f"set_keyword needs a call (or its callee), got {site.code(node).strip()!r}")
+    if not keyword.isidentifier():
+        raise OperatorError(f"keyword {keyword!r} is not a Python name")
+    new_value = _expression(value)
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            if site.canonical_of(arg.value, EXPRESSION) == canonical(value, EXPRESSION):
+                raise OperatorError(f"{keyword} is already {value} in {site.code(call).strip()!r}")
+            site.replace(arg, arg.with_changes(value=new_value))
+            return
+    if any(a.star == "**" for a in call.args):
+        raise OperatorError(f"{site.code(call).strip()!r} passes **kwargs: add the keyword there instead")
+    [new_arg] = _arguments(f"{keyword}={value}")
+    if call.args:
+        site.insert(call.args[-1], [new_arg], "after")
+    else:
+        site.replace(call, call.with_changes(args=[new_arg]))
+
+
 OPERATORS: dict[str, Callable[..., None]] = {
     "delete_statement": delete_statement,
     "replace_statement": replace_statement,
@@ -501,6 +594,7 @@ OPERATORS: dict[str, Callable[..., None]] = {
     "drop_method_call": drop_method_call,
     "remove_argument": remove_argument,
     "insert_argument": insert_argument,
+    "set_keyword": set_keyword,
 }
 """Every operator, by the name mutant files use."""
 
@@ -520,14 +614,28 @@ def describe(name: str) -> str:
 
 
 def apply_step(
-    module: cst.Module, operator: str, function: str, target: str, *, every: bool = False, **args: Any
+    module: cst.Module,
+    operator: str,
+    function: str,
+    target: str,
+    *,
+    every: bool = False,
+    call: str | None = None,
+    occurrence: int | None = None,
+    **args: Any,
 ) -> cst.Module:
-    """Apply one operator at the place(s) ``target`` names inside ``function``; the new module."""
+    """Apply one operator at the place(s) ``target`` names inside ``function``; the new module.
+
+    ``call`` and ``occurrence`` narrow the target (see ``Site.find``)."""
     if operator not in OPERATORS:
         raise OperatorError(f"unknown operator {operator!r} (known: {', '.join(OPERATORS)})")
     op = OPERATORS[operator]
     site = Site(module, function)
-    kind = target_kind(target, op.kinds)  # type: ignore[attr-defined]
-    for node in site.find(target, kind, every=every):
+    kinds = op.kinds  # type: ignore[attr-defined]
+    if call is not None and ARGUMENT in kinds and target.strip().isidentifier():
+        kind = ARGUMENT  # `call` + a keyword's name
+    else:
+        kind = target_kind(target, kinds)
+    for node in site.find(target, kind, every=every, call=call, occurrence=occurrence):
         op(site, node, **args)
     return site.apply()
