@@ -64,6 +64,9 @@ killed_by = [{killed_by}]
 # Where the mistake is documented: the lesson's section, the pitfalls article, the library's docs.
 documented_in = {documented_in_s}
 
+# One line for the catalogue (docs/katas.md): what a learner who fixed it now knows.
+teaches = {teaches_s}
+
 # Optional: when the mutant cannot be told apart from the reference by any behaviour, say why here;
 # verify then lists it as Ignored instead of running it.
 # equivalent = "..."
@@ -75,6 +78,9 @@ documented_in = {documented_in_s}
 # target: the code to change, written as in that function (spacing, quotes and comments do not
 #   matter; a block such as a `for` or `with` is named by its first line without the colon). It must
 #   match exactly one place; add `every = true` to change every place it matches.
+# call (optional): only places inside this call, named by its callee ("torch.optim.Adam") or its whole
+#   text; an argument's target may then be just the keyword's name ("lr").
+# occurrence (optional): of several places the target matches, the n-th in file order (1 = the first).
 # Any other key is an argument of the operator (see the list above).
 # An edit in several places uses [[steps]] tables instead, each with these same keys.
 operator = {operator_s}
@@ -83,9 +89,12 @@ target = {target_s}
 {args}"""
 
 KATA_TEMPLATE = """\
-# Kata {id}: what the learner sees. The number in this file's name orders the katas (gaps allowed).
+# Kata {id}: what the learner sees. The number in this file's name orders the katas (gaps allowed);
+# the name after it is the kata's slug, which names the learner's file ({id}.py): the symptom, never the fault.
+# Until every TODO is replaced, [symptom] is filled in and the mutant is proven killed, the kata is a
+# draft: `kata list` and `kata next` hide it. `kata new --check {id}` says what is missing.
 # Every text comes in English (en) and Spanish (es), each written in your own words.
-# Replace every TODO, then check:  kata mutants verify --only {mutant}   and look at  kata show {id}
+# Replace every TODO, then check:  kata new --check {id}
 
 # The mutant (mutants/<id>.toml) whose broken loop is the learner's starter file.
 mutant = {mutant_s}
@@ -120,9 +129,10 @@ es = "TODO: dónde leer más sobre este error"
 [try]
 args = [{try_args}]
 
-# TODO: the story's claim, as data: what `kata run` shows with the flags above, and every number the
-# story quotes ([run, epoch, column, text as printed]). tests/test_kata_stories.py checks it against
-# the mutant and the reference; the kinds are listed in CONTRIBUTING.md. Uncomment and fill in:
+# The story's claim, as data: what `kata run` shows with the flags above, and every number the story
+# quotes ([run, epoch, column, text as printed]). tests/test_kata_stories.py checks it against the
+# mutant and the reference; the kinds are listed in CONTRIBUTING.md. Without it the kata stays a draft.
+# Uncomment and fill in:
 # [symptom]
 # kind = "falls_then_rises"
 # epoch = 5
@@ -159,8 +169,13 @@ def scaffold(
     args: Mapping[str, str] | None = None,
     number: int | None = None,
     try_args: Sequence[str] = ("--optimizer", "sgd", "--lr", "0.1", "--epochs", "10"),
+    slug: str | None = None,
+    call: str | None = None,
+    occurrence: int | None = None,
 ) -> Scaffold:
-    """Build and validate both files (nothing is written); AuthoringError says what is wrong."""
+    """Build and validate both files (nothing is written); AuthoringError says what is wrong.
+
+    ``slug`` names the kata and the learner's file after the symptom (default: the mutant's id)."""
     from checker.checks import REGISTRY
     from checker.katas import KataFileError, parse_kata
     from checker.mutation import (
@@ -180,10 +195,14 @@ def scaffold(
         if not folder.is_dir():
             raise AuthoringError(f"{folder}: no {what} folder here; run `kata new` in a kata checkout "
                                  f"(or give --{what}-dir)")
+    slug = slug or mutant_id
+    if not ID_PATTERN.match(slug):
+        raise AuthoringError(f"--slug {slug!r} is not a valid slug: use lowercase words joined by '-', "
+                             "naming the symptom, e.g. schedule-in-a-hurry")
     mutant_path = mutants_dir / f"{mutant_id}.toml"
     if mutant_path.exists():
         raise AuthoringError(f"{mutant_path} already exists; choose another id or edit that file")
-    clash = sorted(katas_dir.glob(f"[0-9][0-9][0-9]-{mutant_id}.toml"))
+    clash = sorted(katas_dir.glob(f"[0-9][0-9][0-9]-{slug}.toml"))
     if clash:
         raise AuthoringError(f"{clash[0]} already exists; choose another id or edit that file")
     if operator not in OPERATORS:
@@ -193,18 +212,22 @@ def scaffold(
     number = next_number(katas_dir) if number is None else number
     if not 0 <= number <= 999:
         raise AuthoringError(f"--number {number}: a kata number has three digits (0-999)")
-    kata_path = katas_dir / f"{number:03d}-{mutant_id}.toml"
+    kata_path = katas_dir / f"{number:03d}-{slug}.toml"
     taken = sorted(katas_dir.glob(f"{number:03d}-*.toml"))
     if taken:
         raise AuthoringError(f"number {number:03d} is already used by {taken[0].name}; give another --number")
 
-    arg_lines = "".join(f"{key} = {_toml_string(value)}\n" for key, value in (args or {}).items())
+    aim = {"call": call} if call else {}
+    arg_lines = "".join(f"{key} = {_toml_string(value)}\n" for key, value in {**aim, **(args or {})}.items())
+    if occurrence is not None:
+        arg_lines += f"occurrence = {int(occurrence)}\n"
     mutant_text = MUTANT_TEMPLATE.format(
         id=mutant_id, id_s=_toml_string(mutant_id),
         title_s=_toml_string(f"{TODO}: what is broken, in a few words"),
         description=f"{TODO}: what this bug does to training, and why.",
         killed_by=", ".join(_toml_string(c) for c in killed_by),
         documented_in_s=_toml_string(f"{TODO}: the lesson or article section that explains this mistake"),
+        teaches_s=_toml_string(f"{TODO}: what a learner who fixed it now knows, in one line"),
         operators=_operators_comment(),
         operator_s=_toml_string(operator), function_s=_toml_string(function), target_s=_toml_string(target),
         args=arg_lines,
@@ -223,7 +246,7 @@ def scaffold(
                                         "solutions/loop.py", f"mutant {mutant_id}", n=2))
 
     kata_text = KATA_TEMPLATE.format(
-        id=mutant_id, mutant=mutant_id, mutant_s=_toml_string(mutant_id),
+        id=slug, mutant=mutant_id, mutant_s=_toml_string(mutant_id),
         try_args=", ".join(_toml_string(a) for a in try_args),
     )
     with tempfile.TemporaryDirectory() as tmp:
@@ -247,3 +270,61 @@ def write(sc: Scaffold) -> None:
     except OSError:
         sc.mutant_path.unlink()
         raise
+
+
+# --------------------------------------------------------------------------- docs/katas.md
+
+def _flags(args: Sequence[str]) -> str:
+    return " ".join(args)
+
+
+def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None = None) -> str:
+    """docs/katas.md, from the data: every ready kata (drafts left out) and the mutants without one."""
+    import jinja2
+
+    from checker.catalogue import drafts_of
+    from checker.katas import load_katas
+    from checker.mutation import load_mutants
+
+    every = load_katas(katas_dir, drafts=True)
+    drafts = drafts_of(every, mutants_dir)
+    katas = [k for k in every if k.slug not in drafts]
+    mutants = load_mutants(mutants_dir)
+    rows = []
+    for k in katas:
+        symptom = k.symptom or {}
+        seen = f"`kata run {_flags(k.try_args)}`".replace("kata run `", "kata run`")
+        if symptom.get("other"):
+            seen += f", and again with `{_flags(symptom['other'])}`"
+        if symptom.get("kind") == "check_fails":
+            seen += ", then `kata check`"
+        mutant = mutants.get(getattr(k, "mutant", None) or "")
+        rows.append({"number": k.number, "slug": k.slug, "title": k.title.en, "mutant": getattr(k, "mutant", ""),
+                     "seen": seen, "teaches": (mutant.teaches or mutant.title) if mutant else ""})
+    used = {getattr(k, "mutant", None) for k in every}
+    spare = [m for m in mutants.values() if m.id not in used]
+    env = jinja2.Environment(loader=jinja2.PackageLoader("checker", "templates"), keep_trailing_newline=True,
+                             autoescape=False, undefined=jinja2.StrictUndefined)
+    env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
+    check_only = sum((k.symptom or {}).get("kind") == "check_fails" for k in katas)
+    return env.get_template("katas.md.j2").render(
+        katas=katas, rows=rows, spare=spare, check_only=_count_word(check_only))
+
+
+def _count_word(n: int) -> str:
+    words = ["No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten"]
+    return words[n] if n < len(words) else str(n)
+
+
+def refresh_catalogue_doc(katas_dir: Path, mutants_dir: Path | None = None) -> Path | None:
+    """Rewrite ``docs/katas.md`` beside ``katas_dir`` when it is out of date; the path if it changed."""
+    from checker.catalogue import atomic_write
+
+    doc = Path(katas_dir).resolve().parent / "docs" / "katas.md"
+    if not doc.parent.is_dir():
+        return None
+    text = catalogue_markdown(katas_dir, mutants_dir)
+    if doc.exists() and doc.read_text(encoding="utf-8") == text:
+        return None
+    atomic_write(doc, text)
+    return doc

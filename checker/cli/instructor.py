@@ -151,16 +151,30 @@ def _parse_args(pairs: tuple[str, ...]) -> dict[str, str]:
     return args
 
 
-@click.command("new", short_help="Scaffold a new mutant and its kata (two data files).")
+SLUG_PROMPT = ("Kata slug: a few words naming the symptom the learner sees (the learner's file is named "
+               "after it), e.g. schedule-in-a-hurry")
+
+
+@click.command("new", short_help="Scaffold a new mutant and its kata; --check says what a draft lacks.")
 @click.argument("mutant_id", metavar="ID")
-@click.option("--target", required=True, metavar="CODE",
+@click.option("--check", "check_only", is_flag=True,
+              help="Do not scaffold: say what kata (or mutant) ID still lacks before learners see it, "
+                   "running its mutant through the checks it declares.")
+@click.option("--slug", default=None, metavar="SLUG",
+              help="The kata's slug, naming the symptom (asked for when not given).")
+@click.option("--target", default=None, metavar="CODE",
               help="The code to break, as written in the reference, e.g. 'optimizer.zero_grad()'.")
-@click.option("--killed-by", "killed_by", multiple=True, required=True, metavar="CHECK_ID",
+@click.option("--killed-by", "killed_by", multiple=True, metavar="CHECK_ID",
               help="A check that must catch the mutant (repeatable), e.g. steps.fresh_grads.")
 @click.option("--operator", default="delete_statement", show_default=True,
               help="How to break it (the mutant file lists every operator).")
 @click.option("--function", default="train_epoch", show_default=True,
               help="The reference's function that holds the target.")
+@click.option("--call", default=None, metavar="CALL",
+              help="Only places inside this call, e.g. torch.optim.Adam (an argument target may then be "
+                   "just the keyword's name).")
+@click.option("--occurrence", type=click.IntRange(1), default=None,
+              help="Of several places the target matches, the n-th in file order.")
 @click.option("--arg", "op_args", multiple=True, metavar="NAME=VALUE",
               help="An argument of the operator (repeatable), e.g. --arg anchor='optimizer.step()'.")
 @click.option("--number", type=click.IntRange(0, 999), default=None,
@@ -169,28 +183,44 @@ def _parse_args(pairs: tuple[str, ...]) -> dict[str, str]:
               help="Default: $KATA_MUTANTS_DIR, else the checkout's mutants/.")
 @click.option("--katas-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Default: $KATA_KATAS_DIR, else the checkout's katas/.")
-def new_cmd(mutant_id: str, target: str, killed_by: tuple[str, ...], operator: str, function: str,
-            op_args: tuple[str, ...], number: int | None, mutants_dir: Path | None,
-            katas_dir: Path | None) -> None:
-    """Scaffold a new mutant ID and its kata: mutants/ID.toml and katas/NNN-ID.toml.
+def new_cmd(mutant_id: str, check_only: bool, slug: str | None, target: str | None, killed_by: tuple[str, ...],
+            operator: str, function: str, call: str | None, occurrence: int | None, op_args: tuple[str, ...],
+            number: int | None, mutants_dir: Path | None, katas_dir: Path | None) -> None:
+    """Scaffold a new mutant ID and its kata: mutants/ID.toml and katas/NNN-SLUG.toml.
 
     The mutant is applied to the reference before anything is written, so the target must be
-    real code of FUNCTION. Both files explain every field in comments; fill in their TODO texts,
-    then run `kata mutants verify --only ID` to see whether the checks catch it. Existing files
-    are never overwritten.
+    real code of FUNCTION. SLUG names the symptom (the learner's file is SLUG.py): it is asked
+    for when --slug is not given. Both files explain every field in comments; fill in their TODO
+    texts, then run `kata new --check SLUG`: it names every missing or failing piece, proves the
+    checks catch the mutant, and exits 0 only once the kata is ready (until then it is a draft,
+    hidden from `kata list` and `kata next`). Existing files are never overwritten.
     """
+    from checker.katas import resolve_katas_dir
+    from checker.mutation import resolve_dir
+
+    mdir, kdir = resolve_dir(mutants_dir), resolve_katas_dir(katas_dir)
+    if check_only:
+        raise SystemExit(_check_draft(mutant_id, mdir, kdir))
     from rich.markup import escape
 
     from checker.authoring import AuthoringError, scaffold, write
-    from checker.katas import resolve_katas_dir
-    from checker.mutation import resolve_dir
     from checker.term import console
 
+    if not target:
+        raise UsageProblem("--target is required: the code to break, as written in solutions/loop.py "
+                           "(or give --check to check an existing kata)")
+    if not killed_by:
+        raise UsageProblem("--killed-by is required: a check that must catch the mutant (see `kata checks`)")
+    if slug is None:
+        slug = click.prompt(SLUG_PROMPT, err=True).strip()
+    if slug == mutant_id:
+        raise UsageProblem(f"--slug {slug}: that is the mutant's id, which names the fault; the kata's slug "
+                           "names the learner's file, so name the symptom instead (e.g. lr-drops-too-soon)")
     try:
         sc = scaffold(
-            mutant_id, mutants_dir=resolve_dir(mutants_dir), katas_dir=resolve_katas_dir(katas_dir),
-            target=target, killed_by=killed_by, operator=operator, function=function,
-            args=_parse_args(op_args), number=number,
+            mutant_id, mutants_dir=mdir, katas_dir=kdir, target=target, killed_by=killed_by,
+            operator=operator, function=function, args=_parse_args(op_args), number=number, slug=slug,
+            call=call, occurrence=occurrence,
         )
         write(sc)
     except AuthoringError as exc:
@@ -205,6 +235,76 @@ def new_cmd(mutant_id: str, target: str, killed_by: tuple[str, ...], operator: s
         out.print(f"[{colour}]{escape(line)}[/]")
     for cid in sc.unknown_checks:
         out.print(f"[yellow]note:[/] no check is called {escape(cid)} yet; verify will report it as missing")
+    out.print("The kata is a draft until its texts are written and the checks are proven to catch the mutant.")
     out.print("Next: replace the TODO texts in both files, then run")
     env = f"KATA_MUTANTS_DIR={mutants_dir} " if mutants_dir is not None else ""
-    out.print(f"  {escape(env)}kata mutants verify --only {escape(mutant_id)}")
+    env += f"KATA_KATAS_DIR={katas_dir} " if katas_dir is not None else ""
+    out.print(f"  {escape(env)}kata new --check {escape(slug)}")
+
+
+def _check_draft(name: str, mutants_dir: Path, katas_dir: Path) -> int:
+    """`kata new --check NAME`: every missing or failing piece of a kata (or a lone mutant); the exit code."""
+    from rich.markup import escape
+
+    from checker.catalogue import draft_reasons, load_proofs, record_proofs
+    from checker.katas import KataFileError, load_katas
+    from checker.mutation import MutantError, MutantFileError, apply, load_mutants, reference_source
+    from checker.term import console
+
+    out = console()
+    try:
+        mutants = load_mutants(mutants_dir)
+    except MutantFileError as exc:
+        raise UsageProblem(f"the mutants cannot be read: {exc}") from None
+    try:
+        katas = load_katas(katas_dir, drafts=True)
+    except KataFileError as exc:
+        raise UsageProblem(f"the kata catalogue cannot be read: {exc}") from None
+    kata = next((k for k in katas if k.slug == name), None) or next(
+        (k for k in katas if getattr(k, "mutant", None) == name), None)
+    mutant_id = getattr(kata, "mutant", None) if kata else name
+    if kata is None and name not in mutants:
+        raise UsageProblem(f"no kata or mutant is called {name!r} (in {katas_dir} and {mutants_dir})")
+    mutant = mutants.get(mutant_id) if mutant_id else None
+    reference = reference_source()
+    if mutant is not None:
+        try:
+            apply(mutant, reference)
+        except MutantError as exc:
+            out.print(f"[red]✗[/] {escape(str(exc))}")
+            return 1
+        out.print(f"Running the checks on mutant {escape(mutant.id)} (its declared killers: "
+                  f"{escape(', '.join(mutant.killed_by))})…")
+        result = _verify_one(mutant)
+        problems = [p for p in result.problems if p.startswith(mutant.id)]
+        if not result.reference.passed:
+            out.print("[red]✗[/] the reference does not pass every check, so nothing can be proven: "
+                      + escape("; ".join(result.problems[:3])))
+            return 1
+        record_proofs(mutants_dir, result.results, reference)
+        if not problems:
+            out.print(f"[green]✓[/] the checks it declares kill mutant {escape(mutant.id)}")
+    if kata is None:
+        out.print(f"[yellow]no kata uses mutant {escape(name)} yet[/] (`kata new` scaffolds one)")
+        return 0 if mutant is not None and not problems else 1
+    reasons = draft_reasons(kata, mutants, load_proofs(mutants_dir), reference)
+    if not reasons:
+        out.print(f"[green]✓ kata {escape(kata.slug)} is ready:[/] `kata list` shows it to learners")
+        from checker.authoring import refresh_catalogue_doc
+
+        doc = refresh_catalogue_doc(katas_dir, mutants_dir)
+        if doc is not None:
+            out.print(f"[dim]{escape(str(doc))} updated: the catalogue now lists it[/]")
+        return 0
+    out.print(f"[bold]kata {escape(kata.slug)} is a draft[/] ({escape(str(kata.path))}); "
+              f"hidden from `kata list` and `kata next` until these are fixed:")
+    for reason in reasons:
+        out.print(f"  [red]✗[/] {escape(reason)}")
+    return 1
+
+
+def _verify_one(mutant):
+    from checker.cli.common import prepared_lab
+    from checker.mutation.verify import run_verify
+
+    return run_verify(mutants=[mutant], seeds=1, lab=prepared_lab("cpu"))

@@ -270,6 +270,38 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
     raise SystemExit(result.exit_code)
 
 
+@mutants_group.command("doc")
+@click.option("-o", "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the page here (e.g. docs/katas.md) instead of printing it.")
+@click.option("--katas-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Default: $KATA_KATAS_DIR, else the checkout's katas/.")
+@click.pass_context
+def doc_cmd(ctx: click.Context, out_path: Path | None, katas_dir: Path | None) -> None:
+    """The kata catalogue page (docs/katas.md), generated from the kata and mutant files.
+
+    Drafts are left out. `kata new --check` refreshes docs/katas.md by itself once a kata is ready.
+    """
+    from checker.authoring import catalogue_markdown
+    from checker.catalogue import atomic_write
+    from checker.katas import KataFileError
+    from checker.mutation import MutantFileError
+
+    try:
+        text = catalogue_markdown(katas_dir, ctx.obj.get("mutants_dir"))
+    except (KataFileError, MutantFileError) as exc:
+        raise UsageProblem(str(exc)) from None
+    if out_path is None:
+        click.echo(text, nl=False)
+        return
+    if not out_path.resolve().parent.is_dir():
+        raise UsageProblem(f"{out_path}: the folder {out_path.parent} does not exist")
+    try:
+        atomic_write(out_path, text)
+    except OSError as exc:
+        raise UsageProblem(f"cannot write {out_path} ({exc.strerror})") from None
+    click.echo(f"wrote {out_path}")
+
+
 def _record(ctx: click.Context, result) -> None:
     """Keep verify's verdicts as proofs (what `kata list` reads to tell drafts), when the reference passes."""
     from checker.catalogue import record_proofs
