@@ -1,23 +1,46 @@
 """Grade loop files: run the checks' measures in sandboxed children, judge the figures here.
 
-One submission's checks may be split across workers (``kata check`` uses both cores); many
-submissions run side by side (``kata mutants verify``, ``kata grade``). A check that hangs or
-kills its child is recorded as such, and the checks after it run again in a fresh child.
+Three concerns, kept apart:
+- **planning** (``_plan``): which child runs which checks. One submission's checks may be split
+  across workers (``kata check`` uses both cores); many submissions run side by side (``kata
+  mutants verify``, ``kata grade``); one trusted *reference process* per draw of arguments runs
+  the differential checks on the reference loop, forked before any learner file is loaded;
+- **turning events into results** (``_Grader.on_event``): figures become verdicts in this process,
+  where the learner's code cannot reach; a differential check waits for the reference's answer;
+- **the rerun policy** (``_Grader.on_outcome``): a check that hangs or kills its child is recorded
+  as such, and the checks after it run again in a fresh child, with a shorter limit after a
+  timeout; after ``MAX_TIMEOUTS`` the rest are skipped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
 from typing import Any
 
 from checker.checks import REGISTRY, ordered_ids
 from checker.i18n import Message
 from checker.sandbox import Job, Limits, Outcome, run_jobs
 from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS
-from checker.worker import check_target
+from checker.worker import check_target, reference_target
 
-PASS, FAIL, ERROR, TIMEOUT = "pass", "fail", "error", "timeout"
+
+class Status(str, Enum):
+    """How one check ended. A ``str``, so it compares, prints and serialises as its value."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    SKIPPED = "skipped"
+    """Not run: earlier checks on the same file ran out of time."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+PASS, FAIL, ERROR, TIMEOUT, SKIPPED = Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.SKIPPED
 
 MAX_TIMEOUTS = 2
 """After this many timeouts in one submission, its remaining checks are not run."""
@@ -27,6 +50,14 @@ RERUN_FRACTION, RERUN_MIN_SECONDS = 0.1, 3.0
 RAISED = Message(
     en="the check stopped because your loop raised an error:\n{error}",
     es="la comprobación se detuvo porque tu bucle lanzó un error:\n{error}",
+)
+RAISED_ALSO = Message(
+    en="\nThe same error also stopped: {ids}",
+    es="\nEl mismo error detuvo también: {ids}",
+)
+RAISED_SAME = Message(
+    en="stopped by the same error as {first} (shown there)",
+    es="detenida por el mismo error que {first} (se muestra allí)",
 )
 TIMED_OUT = Message(
     en="did not finish within {seconds:g} s: something in your loop runs far longer than it should (an endless loop?)",
@@ -43,6 +74,12 @@ NOT_RUN = Message(
 BAD_FIGURES = Message(
     en="the figures measured for this check are malformed ({error})",
     es="las cifras medidas para esta comprobación están mal formadas ({error})",
+)
+NO_REFERENCE = Message(
+    en="the reference process could not compute this check's answer ({why}); nothing can be compared, so the "
+    "check does not pass (a fault in kata, not in your loop: please report it)",
+    es="el proceso de referencia no pudo calcular la respuesta de esta comprobación ({why}); no hay nada con "
+    "qué comparar, así que la comprobación no pasa (un fallo de kata, no de tu bucle: por favor, avísanos)",
 )
 TAMPERED = Message(
     en="{file} changes torch or the checker while it runs ({what}); a loop that patches them cannot be graded",
@@ -64,7 +101,7 @@ class CheckResult:
     id: str
     family: str
     title: str
-    status: str
+    status: Status
     message: str
     measured: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
@@ -83,10 +120,22 @@ class Report:
     """Why the file cannot be graded at all (exit 2), or None."""
     output: str = ""
     output_dropped: int = 0
+    integrity: list[str] = field(default_factory=list)
+    """Why the source should be read by a person before any pass counts (static note; empty: nothing)."""
+
+    @property
+    def checks_passed(self) -> bool:
+        """Every check passed (whatever the integrity note says)."""
+        return self.error is None and bool(self.checks) and all(c.passed for c in self.checks)
+
+    @property
+    def held_for_review(self) -> bool:
+        return bool(self.integrity)
 
     @property
     def passed(self) -> bool:
-        return self.error is None and bool(self.checks) and all(c.passed for c in self.checks)
+        """Every check passed and nothing holds the pass back for review."""
+        return self.checks_passed and not self.held_for_review
 
     @property
     def exit_code(self) -> int:
@@ -94,6 +143,8 @@ class Report:
 
     @property
     def score(self) -> float:
+        if self.held_for_review:
+            return 0.0
         return sum(c.passed for c in self.checks) / len(self.checks) if self.checks else 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -102,6 +153,9 @@ class Report:
             data["error"] = {"kind": self.error_kind, "message": self.error}
         if self.output_dropped:
             data["output_dropped_bytes"] = self.output_dropped
+        if self.integrity:
+            data["held_for_review"] = True
+            data["integrity"] = list(self.integrity)
         return data
 
 
@@ -111,6 +165,8 @@ class Submission:
     filename: str
     check_ids: Sequence[str] | None = None
     """This submission's own selection of checks; None: the ``check_ids`` given to ``grade``."""
+    draw: Any = None
+    """The differential checks' arguments for this submission; None: the run's own fresh draw."""
 
 
 def _how(outcome: Outcome) -> str:
@@ -138,18 +194,203 @@ def split_checks(ids: Sequence[str], parts: int) -> list[list[str]]:
     return [g for g in groups if g]
 
 
+# ---------------------------------------------------------------------------- state
+
+
+class _ReferenceRun:
+    """The trusted answers for one draw, filled by one reference process."""
+
+    def __init__(self, draw: Any, ids: list[str]):
+        self.draw, self.ids = draw, ids
+        self.answers: dict[str, dict] = {}
+        self.failures: dict[str, str] = {}
+        self.done = False
+
+
 class _State:
-    def __init__(self, sub: Submission, ids: list[str], lang: str):
-        self.sub, self.ids, self.lang = sub, ids, lang
+    """One submission while it is being graded."""
+
+    def __init__(self, sub: Submission, ids: list[str], lang: str, reference: _ReferenceRun | None):
+        self.sub, self.ids, self.lang, self.reference = sub, ids, lang, reference
         self.results: dict[str, CheckResult] = {}
+        self.differential: dict[str, tuple[dict, float]] = {}
+        """A differential check's figures, waiting for the reference's answer."""
         self.timeouts = 0
+        self.running = 0
+        self.finished = False
         self.report = Report(file=sub.filename)
 
-    def result(self, cid: str, status: str, message: str, measured=None, seconds: float = 0.0) -> CheckResult:
+    def result(self, cid: str, status: Status, message: str, measured=None, seconds: float = 0.0) -> CheckResult:
         chk = REGISTRY[cid]
         res = CheckResult(cid, chk.family, chk.title.render(self.lang), status, message, measured or {}, seconds)
         self.results[cid] = res
         return res
+
+    def settled(self, cid: str) -> bool:
+        return cid in self.results or cid in self.differential
+
+
+# ---------------------------------------------------------------------------- the grader
+
+
+class _Grader:
+    def __init__(self, lab, limits: Limits, lang: str, on_check, on_report):
+        self.lab, self.limits, self.lang = lab, limits, lang
+        self.on_check, self.on_report = on_check, on_report
+        self.reruns: list[Job] = []
+
+    # -- planning
+
+    def plan(self, states: list[_State], references: list[_ReferenceRun], split: int) -> list[Job]:
+        # the reference processes first: they fork before any learner file is loaded, and they never load one
+        jobs = [Job(reference_target(ref.ids, self.lab, ref.draw), self.limits, tag=("reference", ref))
+                for ref in references]
+        for st in states:
+            for group in split_checks(st.ids, split):
+                jobs.append(self._job(st, group, self.limits))
+        return jobs
+
+    def _job(self, st: _State, group: list[str], limits: Limits) -> Job:
+        draw = st.reference.draw if st.reference is not None else None
+        st.running += 1
+        return Job(check_target(st.sub.source, st.sub.filename, group, self.lab, draw), limits, tag=(st, group))
+
+    # -- events into results
+
+    def on_event(self, job: Job, event: dict) -> None:
+        kind, cid = event.get("event"), event.get("check")
+        if job.tag[0] == "reference":
+            ref = job.tag[1]
+            if kind == "measured" and cid in REGISTRY:
+                ref.answers[cid] = event.get("measured") or {}
+            elif kind == "raised" and cid in REGISTRY:
+                ref.failures[cid] = f"{event.get('type')}: {str(event.get('error', '')).strip().splitlines()[-1:]}"
+            return
+        st: _State = job.tag[0]
+        if kind == "file_error":
+            st.report.error_kind, st.report.error = event.get("kind"), event.get("message")
+        elif kind == "tampered":
+            what = ", ".join(map(str, event.get("what", [])[:4]))
+            st.report.error_kind = "tampered"
+            st.report.error = TAMPERED.render(self.lang, file=st.sub.filename, what=what)
+        if st.report.error is not None or cid not in REGISTRY or cid not in st.ids or st.settled(cid):
+            return  # a repeated or unasked-for figure is never taken (a forged second answer changes nothing)
+        seconds = float(event.get("seconds", 0.0) or 0.0)
+        if kind == "measured":
+            measured = event.get("measured") or {}
+            if REGISTRY[cid].reference:
+                st.differential[cid] = (measured, seconds)
+                return
+            self._emit(st, self._judged(st, cid, measured, seconds))
+        elif kind == "raised":
+            self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=event.get("error", "")),
+                                     {"exception": event.get("type"), "error": event.get("error", "")}, seconds))
+
+    def _judged(self, st: _State, cid: str, measured: dict, seconds: float,
+                reference: dict | None = None) -> CheckResult:
+        chk = REGISTRY[cid]
+        try:
+            verdict = chk.judge(measured, reference) if chk.reference else chk.judge(measured)
+            return st.result(cid, PASS if verdict.passed else FAIL, verdict.render(self.lang), measured, seconds)
+        except Exception as exc:  # malformed figures: never a pass
+            return st.result(cid, ERROR, BAD_FIGURES.render(self.lang, error=f"{type(exc).__name__}: {exc}"),
+                             measured, seconds)
+
+    def _emit(self, st: _State, res: CheckResult) -> None:
+        if self.on_check:
+            self.on_check(st.sub, res)
+
+    # -- the rerun policy
+
+    def on_outcome(self, outcome: Outcome, states: list[_State]) -> None:
+        if outcome.job.tag[0] == "reference":
+            ref: _ReferenceRun = outcome.job.tag[1]
+            ref.done = True
+            why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
+            for cid in ref.ids:
+                if cid not in ref.answers:
+                    ref.failures.setdefault(cid, why)
+            for st in states:
+                if st.reference is ref and st.running == 0 and not st.finished:
+                    self._finish(st)
+            return
+        st, group = outcome.job.tag
+        st.running -= 1
+        st.report.output += outcome.output
+        st.report.output_dropped += outcome.output_dropped
+        missing = [c for c in group if not st.settled(c)]
+        if st.report.error is None and missing:
+            self._after_failure(st, outcome, missing)
+        if st.running == 0 and (st.reference is None or st.reference.done):
+            self._finish(st)
+
+    def _after_failure(self, st: _State, outcome: Outcome, missing: list[str]) -> None:
+        step = outcome.timed_out_step or outcome.current_step
+        if step in ("load", "start", None):
+            # the file never finished importing: nothing here can be graded
+            st.report.error_kind = "load"
+            if outcome.timed_out_step:
+                seconds = min(LOAD_SECONDS, self.limits.step_timeout)
+                st.report.error = LOAD_TIMEOUT.render(self.lang, file=st.sub.filename, seconds=seconds)
+            else:
+                st.report.error = LOAD_DIED.render(self.lang, file=st.sub.filename, how=_how(outcome))
+            return
+        culprit = step if step in missing else missing[0]
+        if outcome.timed_out_step:
+            timeout = min(REGISTRY[culprit].timeout, outcome.job.limits.step_timeout)
+            self._emit(st, st.result(culprit, TIMEOUT, TIMED_OUT.render(self.lang, seconds=timeout)))
+            st.timeouts += 1
+        else:
+            self._emit(st, st.result(culprit, ERROR, DIED.render(self.lang, how=_how(outcome))))
+        rest = [c for c in missing if c != culprit]
+        if rest and st.timeouts >= MAX_TIMEOUTS:
+            # A loop that hangs once usually hangs in every check: stop paying for it.
+            for cid in rest:
+                self._emit(st, st.result(cid, SKIPPED, NOT_RUN.render(self.lang)))
+        elif rest:
+            limits = self.limits if not st.timeouts else replace(
+                self.limits, step_timeout=max(self.limits.step_timeout * RERUN_FRACTION, RERUN_MIN_SECONDS))
+            self.reruns.append(self._job(st, rest, limits))
+
+    # -- the report
+
+    def _finish(self, st: _State) -> None:
+        st.finished = True
+        if st.report.error is None:
+            ref = st.reference
+            for cid, (measured, seconds) in st.differential.items():
+                if ref is not None and cid in ref.answers:
+                    self._emit(st, self._judged(st, cid, measured, seconds, ref.answers[cid]))
+                else:
+                    why = ref.failures.get(cid, "no answer") if ref is not None else "no reference process"
+                    self._emit(st, st.result(cid, ERROR, NO_REFERENCE.render(self.lang, why=why), measured, seconds))
+            st.report.checks = [st.results[c] for c in st.ids if c in st.results]
+            _one_crash_shown_once(st.report.checks, self.lang)
+        if self.on_report:
+            self.on_report(st.report)
+
+
+def _one_crash_shown_once(checks: list[CheckResult], lang: str) -> None:
+    """When one error stopped several checks, show its traceback once, on the first, naming the others."""
+    by_error: dict[str, list[CheckResult]] = {}
+    for res in checks:
+        error = res.measured.get("error") if res.status == ERROR else None
+        if error:
+            by_error.setdefault(error, []).append(res)
+    for same in by_error.values():
+        if len(same) > 1:
+            first, rest = same[0], same[1:]
+            first.message += RAISED_ALSO.render(lang, ids=", ".join(r.id for r in rest))
+            for res in rest:
+                res.message = RAISED_SAME.render(lang, first=first.id)
+
+
+def _integrity(sub: Submission) -> list[str]:
+    try:
+        from checker.integrity import review_reasons
+    except ImportError:  # pragma: no cover - the module is part of the package
+        return []
+    return review_reasons(sub.source, sub.filename)
 
 
 def grade(
@@ -161,107 +402,54 @@ def grade(
     split: int = 1,
     lang: str = "en",
     limits: Limits | None = None,
+    draw: Any = None,
     on_check: Callable[[Submission, CheckResult], None] | None = None,
     on_report: Callable[[Report], None] | None = None,
 ) -> list[Report]:
-    """Grade every submission; each report lists the checks in catalogue order."""
+    """Grade every submission; each report lists the checks in catalogue order.
+
+    ``draw`` fixes the differential checks' arguments (tests); by default they are drawn fresh here,
+    once per run, unless a submission brings its own.
+    """
+    from checker.draws import Draw
+
     device = getattr(lab, "device", "cpu")
     ids = ordered_ids(check_ids, device=device)
     limits = limits or Limits()
-    states = [_State(s, ids if s.check_ids is None else ordered_ids(s.check_ids, device=device), lang)
-              for s in submissions]
-    groups = {id(st): split_checks(st.ids, split) for st in states}
-    jobs = [
-        Job(check_target(st.sub.source, st.sub.filename, group, lab), limits, tag=(st, group))
-        for st in states
-        for group in groups[id(st)]
-    ]
-    pending_groups = {key: len(parts) for key, parts in groups.items()}
-
-    def on_event(job: Job, event: dict) -> None:
-        st, _ = job.tag
-        kind = event.get("event")
-        cid = event.get("check")
-        res = None
-        if kind == "measured" and cid in REGISTRY and st.report.error is None:
-            try:
-                verdict = REGISTRY[cid].judge(event.get("measured") or {})
-                res = st.result(cid, PASS if verdict.passed else FAIL, verdict.render(lang),
-                                event.get("measured"), event.get("seconds", 0.0))
-            except Exception as exc:  # malformed figures: never a pass
-                res = st.result(cid, ERROR, BAD_FIGURES.render(lang, error=f"{type(exc).__name__}: {exc}"))
-        elif kind == "raised" and cid in REGISTRY and st.report.error is None:
-            res = st.result(cid, ERROR, RAISED.render(lang, error=event.get("error", "")),
-                            {"exception": event.get("type")}, event.get("seconds", 0.0))
-        elif kind == "file_error":
-            st.report.error_kind, st.report.error = event.get("kind"), event.get("message")
-        elif kind == "tampered":
-            what = ", ".join(event.get("what", [])[:4])
-            st.report.error_kind = "tampered"
-            st.report.error = TAMPERED.render(lang, file=st.sub.filename, what=what)
-        if res is not None and on_check:
-            on_check(st.sub, res)
-
-    reruns: list[Job] = []
-
-    def on_outcome(outcome: Outcome) -> None:
-        st, group = outcome.job.tag
-        st.report.output += outcome.output
-        st.report.output_dropped += outcome.output_dropped
-        missing = [c for c in group if c not in st.results]
-        if st.report.error is None and missing:
-            step = outcome.timed_out_step or outcome.current_step
-            if step in ("load", "start", None):
-                # the file never finished importing: nothing here can be graded
-                st.report.error_kind = "load"
-                if outcome.timed_out_step:
-                    seconds = min(LOAD_SECONDS, limits.step_timeout)
-                    st.report.error = LOAD_TIMEOUT.render(lang, file=st.sub.filename, seconds=seconds)
-                else:
-                    st.report.error = LOAD_DIED.render(lang, file=st.sub.filename, how=_how(outcome))
-            else:
-                culprit = step if step in missing else missing[0]
-                if outcome.timed_out_step:
-                    timeout = min(REGISTRY[culprit].timeout, outcome.job.limits.step_timeout)
-                    res = st.result(culprit, TIMEOUT, TIMED_OUT.render(lang, seconds=timeout))
-                else:
-                    res = st.result(culprit, ERROR, DIED.render(lang, how=_how(outcome)))
-                if on_check:
-                    on_check(st.sub, res)
-                if outcome.timed_out_step:
-                    st.timeouts += 1
-                rest = [c for c in missing if c != culprit]
-                if rest and st.timeouts >= MAX_TIMEOUTS:
-                    # A loop that hangs once usually hangs in every check: stop paying for it.
-                    for cid in rest:
-                        res = st.result(cid, TIMEOUT, NOT_RUN.render(lang))
-                        if on_check:
-                            on_check(st.sub, res)
-                elif rest:
-                    # After a timeout the remaining checks get a shorter limit.
-                    rerun_limits = limits if not st.timeouts else replace(
-                        limits, step_timeout=max(limits.step_timeout * RERUN_FRACTION, RERUN_MIN_SECONDS)
-                    )
-                    job = Job(check_target(st.sub.source, st.sub.filename, rest, lab), rerun_limits, tag=(st, rest))
-                    reruns.append(job)
-                    pending_groups[id(st)] += 1
-        pending_groups[id(st)] -= 1
-        if pending_groups[id(st)] == 0:
-            _finish(st)
-            if on_report:
-                on_report(st.report)
-
-    def _finish(st: _State) -> None:
-        if st.report.error is None:
-            st.report.checks = [st.results[c] for c in st.ids if c in st.results]
-
-    queue = jobs
+    shared = draw if draw is not None else Draw.fresh()
+    references: dict[int, _ReferenceRun] = {}
+    states: list[_State] = []
+    for sub in submissions:
+        own = ids if sub.check_ids is None else ordered_ids(sub.check_ids, device=device)
+        wanted = [c for c in own if REGISTRY[c].reference]
+        this_draw = sub.draw if sub.draw is not None else shared
+        ref = None
+        if wanted:
+            ref = references.get(id(this_draw))
+            if ref is None:
+                ref = references[id(this_draw)] = _ReferenceRun(this_draw, [])
+            ref.ids.extend(c for c in wanted if c not in ref.ids)
+        states.append(_State(sub, own, lang, ref))
+    for ref in references.values():
+        ref.ids = ordered_ids(ref.ids, device=device)
+    grader = _Grader(lab, limits, lang, on_check, on_report)
+    for st in states:
+        st.report.integrity = _integrity(st.sub)
+    queue = grader.plan(states, list(references.values()), split)
     while queue:
-        run_jobs(queue, workers=workers, on_event=on_event, on_outcome=on_outcome)
-        queue, reruns[:] = list(reruns), []
+        run_jobs(queue, workers=workers, on_event=grader.on_event,
+                 on_outcome=lambda outcome: grader.on_outcome(outcome, states))
+        queue, grader.reruns = list(grader.reruns), []
+    for st in states:
+        if not st.finished:  # a reference process that never ran (no job at all): say so, never pass
+            if st.reference is not None:
+                st.reference.done = True
+            grader._finish(st)
     return [st.report for st in states]
 
 
 def grade_one(source: str, filename: str, lab, **kwargs: Any) -> Report:
     kwargs.setdefault("split", kwargs.get("workers", 2))
+    # the reference process runs beside the file's own children
+    kwargs.setdefault("workers", kwargs["split"] + 1)
     return grade([Submission(source, filename)], lab, **kwargs)[0]

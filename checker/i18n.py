@@ -18,6 +18,8 @@ class Message:
 
     def render(self, lang: str = "en", **params: object) -> str:
         template = self.es if lang == "es" else self.en
+        # a parameter that is itself a Message is rendered in the same language
+        params = {k: v.render(lang) if isinstance(v, Message) else v for k, v in params.items()}
         return template.format(**params) if params else template
 
 

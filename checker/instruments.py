@@ -49,6 +49,8 @@ class Tape:
         """Called at each epoch start; what they return is stored on the ``epoch`` event."""
         self.muted = False
         """While True, events are not kept (the checker's own forward passes)."""
+        self.graphs: GraphTracker | None = None
+        """When set, the spy loss and the forward probe tag every graph they see."""
 
     def add(self, kind: str, **data: Any) -> dict[str, Any]:
         data["kind"] = kind
@@ -202,6 +204,8 @@ class SpyLoss(nn.CrossEntropyLoss):
             input_tagged=is_tagged(input), target_tagged=is_tagged(target),
             input_device=str(input.device), target_device=str(target.device),
         )
+        if self.tape.graphs is not None and not self.tape.muted:
+            self.tape.graphs.tag(loss, "loss")
         if self.params is not None and loss.requires_grad:
             grads = torch.autograd.grad(loss, self.params, retain_graph=True, allow_unused=True)
             event["grads"] = [None if g is None else g.detach().clone() for g in grads]
@@ -235,6 +239,10 @@ class _Recording:
         self.keep_grads = keep_grads
 
     def step(self, closure=None):
+        # Step first, then record: with ``step(closure)`` the gradients only exist once the closure has
+        # run inside the step, and SGD/Adam never modify ``.grad``, so what is read afterwards is exactly
+        # what the update used.
+        loss = super().step(closure)  # type: ignore[misc]
         params = [p for group in self.param_groups for p in group["params"]]  # type: ignore[attr-defined]
         grads = [None if p.grad is None else p.grad.detach() for p in params]
         event = self.tape.add(
@@ -245,7 +253,7 @@ class _Recording:
         )
         if self.keep_grads:
             event["grads"] = [None if g is None else g.clone() for g in grads]
-        return super().step(closure)  # type: ignore[misc]
+        return loss
 
 
 class RecordingSGD(_Recording, torch.optim.SGD):
@@ -277,6 +285,55 @@ class RecordingStepLR(_RecordingSchedule, torch.optim.lr_scheduler.StepLR):
 
 class RecordingCosineLR(_RecordingSchedule, torch.optim.lr_scheduler.CosineAnnealingLR):
     """``CosineAnnealingLR`` whose steps are written on the tape."""
+
+
+# ---------------------------------------------------------------------------- graphs
+
+
+class _Token:
+    """Stored in a graph node's ``metadata``: it dies exactly when the node does."""
+
+    __slots__ = ("__weakref__",)
+
+
+class GraphTracker:
+    """Which batches' autograd graphs are still alive, wherever they are referenced from.
+
+    The spy loss and the forward probe tag the ``grad_fn`` node of every loss and model output
+    they see (``Node.metadata``); a token stored there dies with the node, so the tracker knows
+    when a graph is freed, whether the last reference was a local, a list, a module global, a
+    tensor summed into a running total or an attribute of the model. Saved-tensor accounting
+    cannot see those: ``backward()`` frees the saved tensors but not the nodes.
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        """Per kind ("loss", "output"): how many graphs were tagged so far."""
+        self.live: dict[tuple[str, int], bool] = {}
+
+    def tag(self, tensor: Any, kind: str) -> None:
+        node = getattr(tensor, "grad_fn", None)
+        if node is None:
+            return
+        number = self.counts.get(kind, 0) + 1
+        self.counts[kind] = number
+        token = _Token()
+        node.metadata["kata_graph"] = token
+        key = (kind, number)
+        self.live[key] = True
+        weakref.finalize(token, self.live.pop, key, None)
+
+    def stale(self) -> dict[str, int]:
+        """Per kind, how many graphs older than the newest one are still alive."""
+        return {kind: sum(1 for (k, n) in list(self.live) if k == kind and n < last)
+                for kind, last in self.counts.items()}
+
+    def alive(self) -> dict[str, int]:
+        """Per kind, how many tagged graphs are alive."""
+        out = {kind: 0 for kind in self.counts}
+        for kind, _ in list(self.live):
+            out[kind] += 1
+        return out
 
 
 # ---------------------------------------------------------------------------- hooks
@@ -315,6 +372,8 @@ class ForwardProbe:
             graph=bool(isinstance(output, torch.Tensor) and output.requires_grad),
             **info,
         )
+        if self.tape.graphs is not None and not self.tape.muted and isinstance(output, torch.Tensor):
+            self.tape.graphs.tag(output, "output")
 
     def remove(self) -> None:
         for handle in self._handles:

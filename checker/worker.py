@@ -50,12 +50,15 @@ def describe_exception(exc: BaseException, filename: str) -> str:
     return learner_traceback(exc, filename)
 
 
-def check_target(source: str, filename: str, check_ids: Sequence[str], lab) -> Callable[[Reporter], None]:
+def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw=None) -> Callable[[Reporter], None]:
+    """Load the learner's file and measure ``check_ids`` on it; ``draw``: the differential checks' arguments."""
+
     def target(rep: Reporter) -> None:
         from checker.checks import REGISTRY
         from checker.tamper import TamperGuard
 
         _child_setup()
+        lab.draw = draw
         guard = TamperGuard()
         module = _load(source, filename, rep)
         if module is None or _tampered(guard, rep):
@@ -79,6 +82,42 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab) -> C
                 })
             if _tampered(guard, rep):
                 return
+
+    return target
+
+
+REFERENCE_FILENAME = "reference/loop.py"
+
+
+def reference_target(check_ids: Sequence[str], lab, draw) -> Callable[[Reporter], None]:
+    """The trusted reference process: the differential checks' answers, computed on the reference loop.
+
+    The reference's source is read here, in the parent, when the job is planned; the child that runs
+    it is forked from the parent, never from a process that loaded a learner's file, and loads none.
+    """
+    from checker.paths import REFERENCE
+
+    source = REFERENCE.read_text(encoding="utf-8")
+
+    def target(rep: Reporter) -> None:
+        from checker.checks import REGISTRY
+
+        _child_setup()
+        lab.draw = draw
+        rep.start("load", timeout=LOAD_TIMEOUT)
+        module = load_loop(source, REFERENCE_FILENAME)
+        module.__kata_reference__ = True
+        for cid in check_ids:
+            rep.start(cid, timeout=REGISTRY[cid].timeout)
+            started = time.perf_counter()
+            try:
+                measured = REGISTRY[cid].measure(module, lab)
+            except Exception as exc:
+                rep.send({"event": "raised", "check": cid, "type": type(exc).__name__,
+                          "error": learner_traceback(exc, REFERENCE_FILENAME)})
+            else:
+                rep.send({"event": "measured", "check": cid, "measured": measured,
+                          "seconds": time.perf_counter() - started})
 
     return target
 

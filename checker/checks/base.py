@@ -5,6 +5,10 @@ A check has two halves:
   protocol functions with the lab's instruments and returns plain figures (JSON-able);
 - ``judge(measured) -> Verdict`` runs in the parent, where the learner's code cannot reach:
   it decides pass or fail from those figures and picks the message that quotes them.
+
+A *differential* check (``reference=True``) reads the arguments the parent drew (``lab.draw``);
+its measure also runs in the trusted reference process, on the reference loop, and its judge
+is ``judge(measured, reference_measured)``: it compares the file's answers with the reference's.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from checker.i18n import Message
 
 FAMILIES = (
     "data", "loader", "model", "optimizer", "steps", "loss", "schedule",
-    "clip", "modes", "eval", "memory", "repro", "device", "converge",
+    "clip", "modes", "eval", "memory", "repro", "device", "converge", "reference",
 )
 
 
@@ -51,6 +55,8 @@ class Check:
     timeout: float = 30.0
     """Seconds the measure may take before the child is killed."""
     devices: tuple[str, ...] = ("cpu", "cuda")
+    reference: bool = False
+    """Differential: measured in the reference process too; the judge takes both answers."""
 
 
 REGISTRY: dict[str, Check] = {}
@@ -73,11 +79,12 @@ class _Pending:
 
 def check(
     id: str, *, family: str, title: Message, cost: float = 1.0, timeout: float = 30.0,
-    devices: tuple[str, ...] = ("cpu", "cuda"),
+    devices: tuple[str, ...] = ("cpu", "cuda"), reference: bool = False,
 ) -> Callable[[Callable], _Pending]:
     """Declare a check's measure; then give its judge with ``@<name>.judge``."""
 
     def deco(measure: Callable) -> _Pending:
-        return _Pending(measure, id=id, family=family, title=title, cost=cost, timeout=timeout, devices=devices)
+        return _Pending(measure, id=id, family=family, title=title, cost=cost, timeout=timeout, devices=devices,
+                        reference=reference)
 
     return deco

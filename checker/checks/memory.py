@@ -49,15 +49,48 @@ GRAPHS_CUDA = Message(
 )
 
 
+GRAPHS_BATCHES = Message(
+    en="at step {step} of epoch {epoch}, the autograd graphs of {stale} earlier batches were still alive "
+    "({what}), and by the end of fit up to {most} were alive at once. Something keeps tensors that still carry "
+    "their graph (a loss or a model output kept in a list, summed as a tensor, stored on an object), so every "
+    "batch's graph stays in memory and memory climbs with every step",
+    es="en el paso {step} de la época {epoch}, los grafos de autograd de {stale} lotes anteriores seguían vivos "
+    "({what}), y hasta el final de fit llegaron a estar vivos {most} a la vez. Algo guarda tensores que aún "
+    "llevan su grafo (una pérdida o una salida del modelo guardada en una lista, sumada como tensor, guardada "
+    "en un objeto), así que el grafo de cada lote se queda en memoria y la memoria sube con cada paso",
+)
+GRAPHS_AFTER = Message(
+    en="after fit returned, the autograd graphs of {batches} different batches were still alive ({what}): "
+    "tensors that remember how they were computed outlive the training (kept in the history, a global or an "
+    "object)",
+    es="cuando fit terminó, seguían vivos los grafos de autograd de {batches} lotes distintos ({what}): "
+    "tensores que recuerdan cómo se calcularon sobreviven al entrenamiento (en el historial, una variable global "
+    "o un objeto)",
+)
+KINDS = {"loss": ("losses", "pérdidas"), "output": ("model outputs", "salidas del modelo")}
+
+
+def _what(counts: dict) -> Message:
+    def say(i: int) -> str:
+        return ", ".join(f"{n} {KINDS.get(k, (k, k))[i]}" for k, n in sorted(counts.items()) if n)
+
+    return Message(en=say(0), es=say(1))
+
+
 @check("memory.graphs", family="memory", title=GRAPHS_TITLE, cost=0.6, timeout=20.0)
 def graphs(loop, lab) -> dict:
+    import gc
+
     import torch
 
-    from checker.instruments import Rig, SavedTensorMeter, is_plain_number, type_name
+    from checker.instruments import GraphTracker, Rig, SavedTensorMeter, is_plain_number, type_name
 
-    rig = Rig(lab)
+    rig = Rig(lab, probe=True)
+    rig.tape.graphs = tracker = GraphTracker()
     meter = SavedTensorMeter()
     on_cuda = rig.device.startswith("cuda")
+    per_step: dict = {"steps": 0, "most": 0, "first": None}
+    in_epoch: dict[int, int] = {}
 
     def reading() -> dict:
         data = {"saved": meter.live_bytes}
@@ -66,10 +99,22 @@ def graphs(loop, lab) -> dict:
             data["cuda"] = torch.cuda.memory_allocated(rig.device)
         return data
 
+    def after_step(optimizer, args, kwargs) -> None:
+        per_step["steps"] += 1
+        stale = tracker.stale()
+        most = max(stale.values(), default=0)
+        per_step["most"] = max(per_step["most"], most)
+        in_epoch[rig.tape.epoch] = in_epoch.get(rig.tape.epoch, 0) + 1
+        if most >= STALE_LIMIT and per_step["first"] is None:
+            per_step["first"] = {"epoch": rig.tape.epoch, "step": in_epoch[rig.tape.epoch], "stale": stale}
+
     rig.tape.epoch_probes.append(reading)
+    handle = rig.optimizer.register_step_post_hook(after_step)
     with meter:
         history = loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, val=rig.val,
                            device=rig.device)
+    handle.remove()
+    gc.collect()  # a graph only kept alive by a reference cycle is not a leak
     after = meter.live_bytes
     rows = history if isinstance(history, list) else []
     values = [v for row in rows if isinstance(row, dict) for v in row.values()]
@@ -81,7 +126,14 @@ def graphs(loop, lab) -> dict:
         "history_types": sorted({type_name(v) for v in values if not is_plain_number(v)}),
         "history_graphs": sum(1 for v in values if isinstance(v, torch.Tensor) and v.requires_grad),
         "cuda_at_start": [e["cuda"] for e in starts] if on_cuda else None,
+        "steps": per_step["steps"], "most_stale": per_step["most"], "first_stale": per_step["first"],
+        "alive_after": tracker.alive(),
     }
+
+
+STALE_LIMIT = 2
+"""Earlier batches whose graph may still be alive at a step: one (a loop that keeps the previous loss
+for a moment holds constant memory); two or more means graphs pile up."""
 
 
 def _kib(values: list[int]) -> str:
@@ -93,11 +145,18 @@ def _(m: dict):
     starts, after = m["saved_at_start"], m["saved_after"]
     types = ", ".join(m["history_types"]) or "plain numbers"
     params = dict(starts=_kib(starts), after=f"{after / 1024:.1f}", epochs=len(starts), types=types)
+    first = m.get("first_stale")
+    if first is not None:
+        return failed(GRAPHS_BATCHES, step=first["step"], epoch=first["epoch"], stale=max(first["stale"].values()),
+                      what=_what(first["stale"]), most=m["most_stale"])
     growing = len(starts) > 2 and starts[-1] > starts[1] and starts[1] > starts[0]
     if growing:
         return failed(GRAPHS_GROW, **params)
     if after != 0 or any(s != 0 for s in starts):
         return failed(GRAPHS_KEPT, **params)
+    alive = m.get("alive_after") or {}
+    if max(alive.values(), default=0) >= STALE_LIMIT:
+        return failed(GRAPHS_AFTER, batches=max(alive.values()), what=_what(alive))
     if m["history_types"]:
         return failed(GRAPHS_HISTORY, types=types, graphs=m["history_graphs"])
     cuda = m.get("cuda_at_start")
