@@ -254,8 +254,8 @@ def _placeholders(where: str, texts: Mapping[str, Any]) -> list[str]:
         parts = {"en": value.en, "es": value.es} if hasattr(value, "en") else {"": value}
         for lang, text in parts.items():
             if PLACEHOLDER in str(text):
-                label = f"{name} ({lang})" if lang else name
-                out.append(f"{where} {label} is still a placeholder: {str(text).strip().splitlines()[0][:70]}")
+                label = f"{where}{name} ({lang})" if lang else f"{where}{name}"
+                out.append(f"{label} is still a placeholder: {str(text).strip().splitlines()[0][:70]}")
     return out
 
 
@@ -288,20 +288,20 @@ def draft_reasons(kata, mutants: Mapping[str, Any], proofs: Mapping[str, Proof],
     """Every reason ``kata`` is not ready for learners, in plain words; [] when it is."""
     texts = {"[title]": kata.title, "[story]": kata.story, "[read]": kata.read}
     texts.update({f"[[hints]] #{i}": h for i, h in enumerate(kata.hints, start=1)})
-    reasons = [r.lstrip() for r in _placeholders("", texts)]
+    reasons = _placeholders("", texts)
+    mid = getattr(kata, "mutant", None)
+    if not mid or getattr(kata, "practice", None):  # a practice kata: no broken loop, no claim to run
+        return reasons
     if len(kata.hints) < 2:
         reasons.append(f"it has {len(kata.hints)} hint; give 2 or 3, from vague to precise")
     reasons += symptom_problems(kata)
-    mid = getattr(kata, "mutant", None)
-    if not mid:  # a kata with no mutant (practice) has nothing more to prove
-        return reasons
     mutant = mutants.get(mid)
     if mutant is None:
         reasons.append(f"its mutant {mid!r} does not exist (no mutants/{mid}.toml)")
         return reasons
-    reasons += [f"mutant {r}" for r in _placeholders(
-        "", {"title": mutant.title, "description": mutant.description, "documented_in": mutant.documented_in,
-             "teaches": getattr(mutant, "teaches", None)})]
+    texts = {"title": mutant.title, "description": mutant.description, "documented_in": mutant.documented_in,
+             "teaches": getattr(mutant, "teaches", None)}
+    reasons += _placeholders(f"mutant {mid}: ", texts)
     proof = proofs.get(mid)
     if proof is None or proof.key != proof_key(mutant, reference):
         reasons.append(f"its mutant {mid} is not proven killed yet (or changed since): run "

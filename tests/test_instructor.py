@@ -256,3 +256,188 @@ def test_kata_new_rejects_bad_input_and_writes_nothing(runner, catalogue, mutant
     assert result.exit_code == 2
     assert expected in result.output and "Traceback" not in result.output
     assert list(mutants.iterdir()) == [] and list(katas.iterdir()) == []
+
+
+def test_kata_new_names_the_kata_after_the_symptom_and_asks_for_it(runner, catalogue):
+    mutants, katas = catalogue
+    result = runner.invoke(main, ["new", "zero-grad-twice", *NEW_ARGS, "--mutants-dir", str(mutants),
+                                  "--katas-dir", str(katas)], input="grads-pile-up\n")
+    assert result.exit_code == 0, result.output
+    assert "Kata slug" in result.output  # it asked
+    (kata_file,) = katas.iterdir()
+    assert kata_file.name == "010-grads-pile-up.toml"
+    assert 'mutant = "zero-grad-twice"' in kata_file.read_text()
+    same = runner.invoke(main, ["new", "other-fault", *NEW_ARGS, "--slug", "other-fault",
+                                "--mutants-dir", str(mutants), "--katas-dir", str(katas)])
+    assert same.exit_code == 2 and "name the symptom" in same.output
+
+
+# --- drafts --------------------------------------------------------------------------------------
+
+def test_the_shipped_katas_are_no_drafts_and_their_proofs_are_current():
+    """Every shipped kata is ready: texts, [symptom], and a proof in mutants/proofs.json that its mutant is
+    killed, recorded for the mutant as it is now (test_mutation.py's full verify proves the kills again)."""
+    from checker.catalogue import drafts_of
+    from checker.katas import load_katas
+
+    katas = load_katas(drafts=True)
+    assert drafts_of(katas) == {}
+
+
+def test_a_kata_without_symptom_or_with_a_survivor_is_a_draft(tmp_path, monkeypatch):
+    import shutil
+
+    from checker.catalogue import Proof, draft_reasons, load_proofs
+    from checker.katas import load_katas
+    from checker.mutation import load_mutants, reference_source
+    from tests.conftest import ROOT
+
+    folder = tmp_path / "katas"
+    folder.mkdir()
+    src = next((ROOT / "katas").glob("*-falls-then-rises.toml"))
+    text = src.read_text()
+    (folder / "010-falls-then-rises.toml").write_text(text.split("[symptom]")[0])  # no claim
+    monkeypatch.setenv("KATA_DRAFTS", "0")
+    assert load_katas(folder) == []
+    (kata,) = load_katas(folder, drafts=True)
+    mutants, proofs, ref = load_mutants(), load_proofs(ROOT / "mutants"), reference_source()
+    assert any("no [symptom] table" in r for r in draft_reasons(kata, mutants, proofs, ref))
+    shutil.copy(src, folder / "010-falls-then-rises.toml")
+    (kata,) = load_katas(folder)  # complete and proven: listed
+    assert draft_reasons(kata, mutants, proofs, ref) == []
+    survived = {**proofs, kata.mutant: Proof(proofs[kata.mutant].key, "Survived", ("steps.fresh_grads",))}
+    assert any("survives" in r for r in draft_reasons(kata, mutants, survived, ref))
+    assert any("not proven" in r for r in draft_reasons(kata, mutants, {}, ref))
+    wrong_quote = text.replace('"0.3885"', '"0.3886"', 1)
+    assert wrong_quote != text
+    (folder / "010-falls-then-rises.toml").write_text(wrong_quote)
+    (kata,) = load_katas(folder, drafts=True)
+    assert "the en story does not quote 0.3886, which [symptom] says it does" in draft_reasons(
+        kata, mutants, proofs, ref)
+
+
+def test_the_catalogue_doc_is_generated_from_the_data():
+    """docs/katas.md is what `kata mutants doc` writes from the kata and mutant files, byte for byte."""
+    from checker.authoring import catalogue_markdown
+    from tests.conftest import ROOT
+
+    committed = (ROOT / "docs" / "katas.md").read_text(encoding="utf-8")
+    assert committed == catalogue_markdown(), "run: kata mutants doc -o docs/katas.md"
+
+
+# --- CONTRIBUTING.md's walk-through, end to end, in a copy of the catalogue -----------------------
+
+def _walkthrough_blocks() -> tuple[list[list[str]], str]:
+    """The `kata ...` commands of each bash block of the walk-through, and its [symptom] TOML block."""
+    import re
+    import shlex
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    section = text.split("## Add a mutant and its kata, without Python")[1].split("\n## ")[0]
+    blocks = []
+    for block in re.findall(r"```bash\n(.*?)```", section, re.S):
+        commands = []
+        for line in block.replace("\\\n", " ").splitlines():
+            for part in line.split("#")[0].split("&&"):
+                words = shlex.split(part)
+                if words and words[0] == "kata":
+                    commands.append(words[1:])
+        blocks.append(commands)
+    (symptom,) = re.findall(r"```toml\n(\[symptom\].*?)```", section, re.S)
+    return blocks, symptom
+
+
+def _fill(path: Path, texts: list[str]) -> None:
+    """Replace the TODO strings of a scaffold, in order, as an author does in an editor."""
+    import re
+
+    source = path.read_text()
+    todos = re.findall(r'"TODO[^"\n]*"|"""\nTODO.*?"""', source, re.S)
+    assert len(todos) == len(texts), todos
+    for todo, new in zip(todos, texts, strict=True):
+        source = source.replace(todo, json.dumps(new, ensure_ascii=False), 1)
+    path.write_text(source)
+
+
+STORY_EN = ("With a StepLR from lr 1.0 the rate should hold until epoch 10, yet the lr column already "
+            "reads 0.5 at epoch 6 and keeps halving twice as often.")
+STORY_ES = ("Con un StepLR desde lr 1.0 la tasa debería mantenerse hasta la época 10, pero la columna lr ya "
+            "marca 0.5 en la época 6 y sigue dividiéndose a la mitad el doble de veces.")
+
+
+def test_contributing_walkthrough_works_as_written(tmp_path, runner, monkeypatch):
+    import shutil
+
+    from tests.conftest import ROOT
+
+    for name in ("katas", "mutants", "docs"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    env = {"KATA_KATAS_DIR": str(tmp_path / "katas"), "KATA_MUTANTS_DIR": str(tmp_path / "mutants"),
+           "KATA_DRAFTS": "0", "KATA_LANG": "en"}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    (scaffold, see, check, learner), symptom = _walkthrough_blocks()
+
+    def kata(args: list[str], code: int = 0):
+        args = [a.replace("/tmp/", f"{tmp_path}/") for a in args]
+        result = runner.invoke(main, args)
+        assert result.exit_code == code, (args, result.output)
+        assert "Traceback" not in result.output
+        return result.output
+
+    # 2. scaffold: the kata is named after the symptom, and it is a draft
+    (new_args,) = scaffold
+    kata(new_args)
+    mutant_file = tmp_path / "mutants" / "scheduler-stepped-twice.toml"
+    (kata_file,) = (tmp_path / "katas").glob("*-lr-halves-too-soon.toml")
+    slugs = [k["kata"] for k in json.loads(kata(["list", "--json"]))]
+    assert "lr-halves-too-soon" not in slugs and len(slugs) == len(list((ROOT / "katas").glob("*.toml")))
+    (check_args,) = check
+    out = kata(check_args, code=1)
+    assert "is a draft" in out and "no [symptom] table" in out and "[story] (en) is still a placeholder" in out
+
+    # 3. fill in the texts (5. included: the [symptom] table, as CONTRIBUTING shows it)
+    _fill(mutant_file, [
+        "the scheduler is stepped twice per epoch",
+        "train_epoch steps the scheduler once more after the first call, so the lr schedule runs twice as fast.",
+        "lesson section 7 (schedules, stepped once per epoch); pitfalls article: scheduler.step() misplaced",
+        "A scheduler counts its step() calls: one per epoch, in one place.",
+    ])
+    _fill(kata_file, [
+        "The lr halves too soon", "La tasa se divide demasiado pronto",
+        STORY_EN, STORY_ES,
+        "Look at what happens at the end of an epoch.", "Mira lo que pasa al final de una época.",
+        "How many times is the scheduler stepped per epoch?", "¿Cuántas veces avanza el scheduler por época?",
+        "Lesson section 7 on schedules.", "Lección, sección 7, sobre los schedules.",
+    ])
+    text = kata_file.read_text().replace(
+        'args = ["--optimizer", "sgd", "--lr", "0.1", "--epochs", "10"]',
+        'args = ["--optimizer", "sgd", "--lr", "1.0", "--epochs", "30", "--scheduler", "step"]')
+    kata_file.write_text(text + "\n" + symptom)
+
+    # 4. see the symptom
+    show, export, run = see
+    assert "+        scheduler.step()" in kata(show)
+    kata(export)
+    table = kata(run)
+    epoch6 = next(line for line in table.splitlines() if line.split()[:1] == ["6"])
+    assert epoch6.split()[1].startswith("0.5")
+
+    # 6. check the draft: ready, proven, and the catalogue page lists it
+    out = kata(check_args)
+    assert "ready" in out and "kill mutant scheduler-stepped-twice" in out
+    proofs = json.loads((tmp_path / "mutants" / "proofs.json").read_text())["proofs"]
+    assert proofs["scheduler-stepped-twice"]["status"] == "Killed"
+    assert "| `lr-halves-too-soon` | The lr halves too soon | `scheduler-stepped-twice` |" in (
+        tmp_path / "docs" / "katas.md").read_text()
+    assert "lr-halves-too-soon" in [k["kata"] for k in json.loads(kata(["list", "--json"]))]
+
+    # 7. try it as a learner
+    (tmp_path / "try").mkdir()
+    next_args, hint_args = learner
+    kata(next_args)
+    assert (tmp_path / "try" / "lr-halves-too-soon.py").exists()
+    assert "Look at what happens at the end of an epoch." in kata(hint_args)

@@ -284,6 +284,8 @@ def _check_draft(name: str, mutants_dir: Path, katas_dir: Path) -> int:
         record_proofs(mutants_dir, result.results, reference)
         if not problems:
             out.print(f"[green]✓[/] the checks it declares kill mutant {escape(mutant.id)}")
+        for problem in problems:
+            out.print(f"[red]✗[/] {escape(problem)}")
     if kata is None:
         out.print(f"[yellow]no kata uses mutant {escape(name)} yet[/] (`kata new` scaffolds one)")
         return 0 if mutant is not None and not problems else 1
@@ -304,7 +306,10 @@ def _check_draft(name: str, mutants_dir: Path, katas_dir: Path) -> int:
 
 
 def _verify_one(mutant):
+    """The mutant and the reference through the checks the mutant declares (all that a proof needs)."""
+    from checker.checks import REGISTRY
     from checker.cli.common import prepared_lab
     from checker.mutation.verify import run_verify
 
-    return run_verify(mutants=[mutant], seeds=1, lab=prepared_lab("cpu"))
+    declared = [c for c in mutant.killed_by if c in REGISTRY]
+    return run_verify(mutants=[mutant], seeds=1, lab=prepared_lab("cpu"), check_ids=declared or None)
