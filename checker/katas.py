@@ -24,6 +24,16 @@ the kata and its starter file ``<slug>.py``)::
     [try]                                   # the `kata run` flags that show the symptom
     args = ["--optimizer", "sgd", "--lr", "0.1", "--epochs", "10"]
 
+    guide = ["step", "overfit"]             # guide sections to read (`kata read step`), at least one
+
+A *practice* kata has no mutant and no broken loop: it asks the learner to predict what a run of
+the lesson's loop will measure, in an answers file ``<slug>.toml``, and `kata check` compares the
+answers with figures it measures (checker/practice.py)::
+
+    [practice]
+    exercise = "trace"                      # which measurement and questions (practice.EXERCISES)
+    runs = [["trace", "--lesson"]]          # the kata commands that show the answers (without `kata`)
+
 Any mistake in a file raises KataFileError naming the file and the field.
 """
 
@@ -41,7 +51,7 @@ KATAS_DIR_ENV = "KATA_KATAS_DIR"
 
 FILE_PATTERN = re.compile(r"^(?P<number>\d{3})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.toml$")
 TEXT_FIELDS = ("title", "story", "read")
-KNOWN_FIELDS = {"mutant", "title", "story", "hints", "read", "try", "symptom"}
+KNOWN_FIELDS = {"mutant", "title", "story", "hints", "read", "try", "symptom", "guide", "practice"}
 
 
 class KataFileError(ValueError):
@@ -66,6 +76,7 @@ class Kata:
     number: int
     path: Path
     mutant: str
+    """The mutant that breaks the loop; empty for a practice kata."""
     title: Message
     story: Message
     hints: tuple[Message, ...]
@@ -73,11 +84,23 @@ class Kata:
     try_args: tuple[str, ...]
     symptom: dict | None = None
     """The story's claim about what `kata run` shows, as data (checked by tests/test_kata_stories.py)."""
+    guide: tuple[str, ...] = ()
+    """The guide sections (docs/guide, `kata read ID`) this kata sends the learner to."""
+    practice: Practice | None = None
+    """Set for a practice kata: a prediction to make, checked against a measured run (no mutant)."""
 
     @property
     def filename(self) -> str:
-        """The starter's file name in the learner's folder."""
-        return f"{self.slug}.py"
+        """The starter's file name in the learner's folder: the loop, or a practice kata's answers."""
+        return f"{self.slug}.toml" if self.practice is not None else f"{self.slug}.py"
+
+
+@dataclass(frozen=True)
+class Practice:
+    """What a practice kata asks: an exercise of checker/practice.py and the commands that measure it."""
+
+    exercise: str
+    runs: tuple[tuple[str, ...], ...]
 
 
 def resolve_katas_dir(explicit: str | Path | None = None) -> Path:
@@ -128,9 +151,13 @@ def parse_kata(path: Path) -> Kata:
     if unknown:
         raise KataFileError(f"{where}: unknown field(s) {', '.join(unknown)} "
                             f"(known: {', '.join(sorted(KNOWN_FIELDS))})")
-    mutant = data.get("mutant")
-    if not isinstance(mutant, str) or not mutant.strip():
+    practice = _practice(data.get("practice"), where)
+    mutant = data.get("mutant", "" if practice else None)
+    if practice is None and (not isinstance(mutant, str) or not mutant.strip()):
         raise KataFileError(f"{where}: 'mutant' must be the id of a mutant (a file mutants/<id>.toml)")
+    if practice is not None and mutant:
+        raise KataFileError(f"{where}: a practice kata has no 'mutant' (it breaks no loop)")
+    guide = _guide(data.get("guide"), where)
     title, story, read = (_text(data, key, where) for key in TEXT_FIELDS)
     hints_raw = data.get("hints")
     if not isinstance(hints_raw, list) or not hints_raw:
@@ -151,7 +178,36 @@ def parse_kata(path: Path) -> Kata:
     return Kata(
         slug=match["slug"], number=int(match["number"]), path=path, mutant=mutant.strip(),
         title=title, story=story, hints=hints, read=read, try_args=tuple(args), symptom=symptom,
+        guide=guide, practice=practice,
     )
+
+
+def _guide(value: object, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise KataFileError(f"{where}: 'guide' must be a list of guide section ids (see `kata read`)")
+    return tuple(v.strip() for v in value)
+
+
+def _practice(value: object, where: str) -> Practice | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise KataFileError(f"{where}: [practice] must be a table with 'exercise' and 'runs'")
+    extra = sorted(set(value) - {"exercise", "runs"})
+    if extra:
+        raise KataFileError(f"{where}: [practice] unknown key(s) {', '.join(extra)} (only 'exercise', 'runs')")
+    exercise = value.get("exercise")
+    from checker.practice import EXERCISES
+
+    if exercise not in EXERCISES:
+        raise KataFileError(f"{where}: [practice] exercise must be one of {', '.join(EXERCISES)}")
+    runs = value.get("runs")
+    if (not isinstance(runs, list) or not runs
+            or not all(isinstance(r, list) and r and all(isinstance(w, str) for w in r) for r in runs)):
+        raise KataFileError(f"{where}: [practice] runs must list kata commands, each a list of strings")
+    return Practice(exercise, tuple(tuple(r) for r in runs))
 
 
 def load_katas(katas_dir: str | Path | None = None, *, drafts: bool = False) -> list[Kata]:

@@ -64,7 +64,9 @@ def compile_source(source: str, filename: str) -> types.CodeType:
     try:
         return compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        line = (exc.text or "").rstrip("\n")
+        # the line from the source compiled (a notebook's cells), never re-read from the file on disk
+        lines = source.splitlines()
+        line = (lines[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(lines) else exc.text or "").rstrip("\n")
         where = f"{filename}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
         if filename.endswith(".ipynb"):  # a notebook: say which cell and line
             from checker.notebook import describe_position

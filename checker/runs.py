@@ -134,6 +134,7 @@ def measure_trace(loop, settings: dict[str, Any]) -> dict[str, Any]:
     batches: list[dict[str, Any]] = []
     pending: list[torch.Tensor] = []
     steps = [0]
+    current = [0]  # the epoch being traced
 
     def on_forward(_module, inputs) -> None:
         if model.training:
@@ -146,7 +147,7 @@ def measure_trace(loop, settings: dict[str, Any]) -> dict[str, Any]:
                 yb = target.detach().cpu()
                 rows = [_row_index(X, row) for row in xb]
                 batches.append({
-                    "epoch": epoch, "shape": list(xb.shape), "rows": rows,
+                    "epoch": current[0], "shape": list(xb.shape), "rows": rows,
                     "labels_kept": len(yb) == len(rows) and all(
                         r is not None and int(y[r]) == int(label) for r, label in zip(rows, yb, strict=False)),
                 })
@@ -160,6 +161,7 @@ def measure_trace(loop, settings: dict[str, Any]) -> dict[str, Any]:
     per_epoch = []
     try:
         for epoch in range(1, epochs + 1):
+            current[0] = epoch
             before = steps[0]
             loop.train_epoch(model, loader, optimizer, SpyLoss())
             per_epoch.append(steps[0] - before)

@@ -442,7 +442,7 @@ def test_next_and_check_as_a_subprocess(tmp_path: Path, catalogue: Path) -> None
 # ------------------------------------------------------------------------------------------------
 
 def test_watch_loop_rechecks_on_changes_of_its_file_only(tmp_path: Path) -> None:
-    from checker.cli.learner import watch_loop
+    from checker.watching import watch_loop
 
     target = tmp_path / "loop.py"
     target.write_text("a")

@@ -6,6 +6,7 @@ import click
 
 from checker import __version__
 from checker.cli.check import check_cmd, checks_cmd
+from checker.cli.common import session_options
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
@@ -14,6 +15,7 @@ from checker.cli.run import run_cmd, trace_cmd
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kata")
+@session_options
 def main() -> None:
     """kata: learn to write correct PyTorch training loops by fixing broken ones.
 

@@ -77,7 +77,7 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, workdir, lang)
     """
     lang = current_lang(lang)
     if path is None:  # the current kata (`kata next`), graded and recorded in the working folder
-        from checker.cli.learner import check_current
+        from checker.learning import check_current
 
         raise SystemExit(check_current(workdir, lang=lang, fmt="json" if as_json else fmt, device=device,
                                        only=only, verbose=verbose, timeout=timeout))

@@ -1,6 +1,14 @@
-"""What every command shares: the usage error (exit 2), the language option, loading a submission."""
+"""What every command shares: the usage error (exit 2), the --lang and --dir options, loading a submission.
+
+``--lang`` and ``--dir`` are declared once (``session_options``). The group takes them
+(`kata --lang es next`) and so does every learner command (`kata next --lang es`); either way
+they land on one ``Options`` object on ``ctx.obj`` (click's ``make_pass_decorator``), and a value
+given after the subcommand wins over one given before it.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import click
 
@@ -14,6 +22,41 @@ class UsageProblem(click.ClickException):
     exit_code = 2
 
 
+@dataclass
+class Options:
+    """The options every learner command shares, wherever on the command line they were given."""
+
+    lang: str | None = None
+    workdir: str | None = None
+
+    def session(self, *, need_katas: bool = True):
+        """The learner's session (working folder, progress, catalogue) with these options."""
+        from checker.session import open_session
+
+        return open_session(self.workdir, self.lang, need_katas=need_katas)
+
+
+pass_options = click.make_pass_decorator(Options, ensure=True)
+
+
+def _store(field: str):
+    def callback(ctx: click.Context, _param: click.Parameter, value):
+        if value is not None:
+            setattr(ctx.ensure_object(Options), field, value)
+        return value
+
+    return callback
+
+
+def session_options(fn):
+    """``--lang`` and ``--dir``, stored on ``ctx.obj`` (an ``Options``) instead of passed as arguments."""
+    fn = click.option("--lang", type=click.Choice(LANGS), default=None, expose_value=False, is_eager=True,
+                      callback=_store("lang"), help="Language of messages (default: $KATA_LANG, else the locale).")(fn)
+    return click.option("--dir", "workdir", type=click.Path(file_okay=False), default=None, expose_value=False,
+                        is_eager=True, callback=_store("workdir"),
+                        help="Your working folder (default: $KATA_DIR, else the current directory).")(fn)
+
+
 def lang_option(fn):
     return click.option(
         "--lang", type=click.Choice(LANGS), default=None,
@@ -22,7 +65,21 @@ def lang_option(fn):
 
 
 def current_lang(lang: str | None) -> str:
+    """``lang``, else a --lang given to the `kata` group, else $KATA_LANG, else the locale."""
+    if lang is None:
+        ctx = click.get_current_context(silent=True)
+        options = ctx.find_object(Options) if ctx is not None else None
+        lang = options.lang if options is not None else None
     return resolve_lang(lang)
+
+
+def current_workdir(workdir: str | None) -> str | None:
+    """``workdir``, else a --dir given to the `kata` group."""
+    if workdir is None:
+        ctx = click.get_current_context(silent=True)
+        options = ctx.find_object(Options) if ctx is not None else None
+        workdir = options.workdir if options is not None else None
+    return workdir
 
 
 def read_loop_file(path: str) -> tuple[str, str]:
