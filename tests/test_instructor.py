@@ -190,8 +190,9 @@ def catalogue(tmp_path) -> tuple[Path, Path]:
 
 
 def _new(runner, catalogue, mutant_id: str, *extra: str):
+    """`kata new`, the kata's slug being the mutant's id behind "seen-" (a slug names a symptom)."""
     mutants, katas = catalogue
-    return runner.invoke(main, ["new", mutant_id, *NEW_ARGS, *extra,
+    return runner.invoke(main, ["new", mutant_id, *NEW_ARGS, *extra, "--slug", f"seen-{mutant_id}",
                                 "--mutants-dir", str(mutants), "--katas-dir", str(katas)])
 
 
@@ -210,29 +211,29 @@ def test_kata_new_scaffolds_a_mutant_and_a_kata_that_load(runner, catalogue):
     mutants, katas = catalogue
     result = _new(runner, catalogue, "zero-grad-twice")
     assert result.exit_code == 0, result.output
-    mutant_file, kata_file = mutants / "zero-grad-twice.toml", katas / "010-zero-grad-twice.toml"
+    mutant_file, kata_file = mutants / "zero-grad-twice.toml", katas / "010-seen-zero-grad-twice.toml"
     assert mutant_file.exists() and kata_file.exists()
     mutant = load_mutants(mutants)["zero-grad-twice"]
     assert mutant.killed_by == ("steps.fresh_grads",) and mutant.operator == "insert_statement"
     mutated = apply(mutant, reference_source())
     assert mutated.count("optimizer.zero_grad()") == reference_source().count("optimizer.zero_grad()") + 1
     (kata,) = load_katas(katas)
-    assert (kata.slug, kata.number, kata.mutant) == ("zero-grad-twice", 10, "zero-grad-twice")
+    assert (kata.slug, kata.number, kata.mutant) == ("seen-zero-grad-twice", 10, "zero-grad-twice")
     for text in (mutant_file.read_text(), kata_file.read_text()):
         _every_field_is_explained(text)
         assert "TODO" in text
     for name in ("delete_statement", "move_statement", "replace_expression"):
         assert f"#   {name}" in mutant_file.read_text()  # the operators are listed for the author
-    assert "kata mutants verify --only zero-grad-twice" in result.output
+    assert "kata new --check seen-zero-grad-twice" in result.output
     assert "+        optimizer.zero_grad()" in result.output  # the author sees the edit
 
 
 def test_kata_new_numbers_after_the_last_kata(runner, catalogue):
     _, katas = catalogue
     assert _new(runner, catalogue, "first-one").exit_code == 0
-    (katas / "035-someone-else.toml").write_text((katas / "010-first-one.toml").read_text())
+    (katas / "035-someone-else.toml").write_text((katas / "010-seen-first-one.toml").read_text())
     assert _new(runner, catalogue, "second-one").exit_code == 0
-    assert (katas / "040-second-one.toml").exists()
+    assert (katas / "040-seen-second-one.toml").exists()
 
 
 def test_kata_new_refuses_to_overwrite(runner, catalogue):
@@ -242,7 +243,7 @@ def test_kata_new_refuses_to_overwrite(runner, catalogue):
     result = _new(runner, catalogue, "zero-grad-twice")
     assert result.exit_code == 2 and "already exists" in result.output
     assert (mutants / "zero-grad-twice.toml").read_text() == "# edited by the author\n"
-    assert sorted(p.name for p in katas.iterdir()) == ["010-zero-grad-twice.toml"]
+    assert sorted(p.name for p in katas.iterdir()) == ["010-seen-zero-grad-twice.toml"]
 
 
 @pytest.mark.parametrize("mutant_id, extra, expected", [
