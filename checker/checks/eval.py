@@ -77,23 +77,18 @@ def figures(loop, lab) -> dict:
             "got": [plain_number(v) for v in pair] if pair is not None else None,
             "want": list(rig.figures(X, y)),
         })
-    # The model's weights at the end of every epoch (after that epoch's last step), to score each row.
+    # The model's weights when each epoch ends: at the start of the next epoch, and after fit for the last.
     snapshots: list[dict] = []
-    steps_per_epoch = len(rig.loader)
-    steps = 0
 
-    def snapshot(optimizer, args, kwargs) -> None:
-        nonlocal steps
-        steps += 1
-        if steps % steps_per_epoch == 0:
+    def snapshot() -> dict:
+        if rig.tape.epoch >= 2:
             snapshots.append({k: v.detach().clone() for k, v in rig.model.state_dict().items()})
+        return {}
 
-    handle = rig.optimizer.register_step_post_hook(snapshot)
-    try:
-        history = loop.fit(rig.model, rig.optimizer, rig.loader, nn.CrossEntropyLoss(), FIT_EPOCHS, val=rig.val,
-                           device=rig.device)
-    finally:
-        handle.remove()
+    rig.tape.epoch_probes.append(snapshot)
+    history = loop.fit(rig.model, rig.optimizer, rig.loader, nn.CrossEntropyLoss(), FIT_EPOCHS, val=rig.val,
+                       device=rig.device)
+    snapshots.append({k: v.detach().clone() for k, v in rig.model.state_dict().items()})
     rows = [r for r in history if isinstance(r, dict)] if isinstance(history, list) else []
     last = rows[-1] if rows else {}
     final = {k: v.detach().clone() for k, v in rig.model.state_dict().items()}

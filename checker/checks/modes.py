@@ -41,6 +41,14 @@ TRAIN_FROM_START = Message(
     "cambió",
 )
 
+TRAIN_SWITCHED = Message(
+    en="{bad} of {n} optimizer steps ran with the model in eval mode (dropout switched off), the first at step "
+    "{step} of epoch {epoch}, before any validation: something inside training switches the model to eval mode",
+    es="{bad} de {n} pasos del optimizador se ejecutaron con el modelo en modo evaluación (dropout "
+    "desactivado), el primero en el paso {step} de la época {epoch}, antes de cualquier validación: algo dentro "
+    "del entrenamiento pone el modelo en modo evaluación",
+)
+
 
 @check("modes.train", family="modes", title=TRAIN_TITLE, cost=0.55, timeout=20.0)
 def train(loop, lab) -> dict:
@@ -78,7 +86,9 @@ def _(m: dict):
     params = dict(bad=m["eval_steps"], n=m["steps"], step=first["step"], epoch=first["epoch"])
     if first["after_val"] is not None:
         return failed(TRAIN_AFTER_VAL, prev=first["after_val"], **params)
-    return failed(TRAIN_FROM_START, **params)
+    if (first["epoch"], first["step"]) == (1, 1):
+        return failed(TRAIN_FROM_START, **params)
+    return failed(TRAIN_SWITCHED, **params)
 
 
 # ---------------------------------------------------------------------------- modes.eval

@@ -92,13 +92,33 @@ def _shown(value) -> str:
     return str(value)
 
 
+class _EpochOrder:
+    """A sampler whose order for epoch k depends on (seed, k) alone.
+
+    A ``RandomSampler`` draws once more from its generator when its iterator is run to the end, so
+    a correct loop that stops after ``len(loader)`` batches would see other orders from epoch 2 on.
+    Here every epoch's order is fixed in advance, however the loop iterates.
+    """
+
+    def __init__(self, n: int, seed: int):
+        self.n, self.seed, self.epoch = n, seed, 0
+
+    def __iter__(self):
+        import torch
+
+        generator = torch.Generator().manual_seed(self.seed * 7919 + self.epoch)
+        self.epoch += 1
+        return iter(torch.randperm(self.n, generator=generator).tolist())
+
+    def __len__(self) -> int:
+        return self.n
+
+
 def _loader(X, y, batch_size: int, seed: int):
-    """The checker's own loader for a training run (same in both processes)."""
-    import torch
+    """The checker's own loader for a training run (the same batches in both processes)."""
     from torch.utils.data import DataLoader, TensorDataset
 
-    return DataLoader(TensorDataset(X, y), batch_size=batch_size, shuffle=True,
-                      generator=torch.Generator().manual_seed(seed))
+    return DataLoader(TensorDataset(X, y), batch_size=batch_size, sampler=_EpochOrder(len(X), seed))
 
 
 def _torch_optimizer(model, name: str, lr: float):
@@ -447,9 +467,9 @@ OPT_GROUPS = Message(
     "{want}",
 )
 OPT_SETTING = Message(
-    en='make_optimizer(model, name="{name}", lr={lr:g}) built a {want_class} whose {key} is {got}; the '
+    en='make_optimizer(model, name="{name}", lr={lr:g}) built a torch.optim.{want_class} whose {key} is {got}; the '
     "reference's is {want}. That setting changes every update, so training follows another path",
-    es='make_optimizer(model, name="{name}", lr={lr:g}) creó un {want_class} cuyo {key} es {got}; el de la '
+    es='make_optimizer(model, name="{name}", lr={lr:g}) creó un torch.optim.{want_class} cuyo {key} es {got}; el de la '
     "referencia es {want}. Ese ajuste cambia cada actualización, así que el entrenamiento sigue otro camino",
 )
 

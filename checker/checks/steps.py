@@ -20,6 +20,14 @@ PER_BATCH_OK = Message(
     en="{epochs} epochs of {batches} batches gave {steps} optimizer steps per epoch",
     es="{epochs} épocas de {batches} lotes dieron {steps} pasos del optimizador por época",
 )
+PER_BATCH_MORE = Message(
+    en="in epochs of {batches} batches, train_epoch called optimizer.step() {steps} time(s) per epoch (epoch "
+    "by epoch: {per_epoch}): more updates than batches. An extra step() applies a gradient a second time (or "
+    "an empty one), so the weights move where no batch asked them to",
+    es="en épocas de {batches} lotes, train_epoch llamó a optimizer.step() {steps} vez/veces por época (época "
+    "a época: {per_epoch}): más actualizaciones que lotes. Un step() de más aplica un gradiente por segunda "
+    "vez (o uno vacío), así que los pesos se mueven hacia donde ningún lote pidió",
+)
 PER_BATCH_FAIL = Message(
     en="in epochs of {batches} batches, train_epoch called optimizer.step() {steps} time(s) per epoch (epoch "
     "by epoch: {per_epoch}). The weights should change once for every batch: with fewer steps most batches "
@@ -44,11 +52,13 @@ def per_batch(loop, lab) -> dict:
 @per_batch.judge
 def _(m: dict):
     steps, batches = m["steps"], m["batches"]
-    shown = steps[0] if len(set(steps)) == 1 and steps else (min(steps) if steps else 0)
     per_epoch = ", ".join(map(str, steps)) or "-"
-    params = dict(epochs=len(steps), batches=batches, steps=shown, per_epoch=per_epoch)
-    ok = bool(steps) and all(s == batches for s in steps)
-    return (passed if ok else failed)(PER_BATCH_OK if ok else PER_BATCH_FAIL, **params)
+    if bool(steps) and all(s == batches for s in steps):
+        return passed(PER_BATCH_OK, epochs=len(steps), batches=batches, steps=batches, per_epoch=per_epoch)
+    # the wording follows the direction measured: the first epoch that differs says which
+    odd = next((s for s in steps if s != batches), 0)
+    message = PER_BATCH_MORE if odd > batches else PER_BATCH_FAIL
+    return failed(message, epochs=len(steps), batches=batches, steps=odd, per_epoch=per_epoch)
 
 
 # ---------------------------------------------------------------------------- steps.fresh_grads
