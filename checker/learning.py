@@ -200,7 +200,7 @@ def check_practice(session: Session, kata: Kata, fmt: str) -> int:
 
 def _practice_message(session: Session, kata: Kata, verdict) -> str:
     if verdict.status == "pass":
-        return session.say(M.PRACTICE_RIGHT, seen=verdict.seen)
+        return session.say(M.PRACTICE_RIGHT, seen=verdict.seen.render(session.lang))
     if verdict.status == "unanswered":
         return session.say(M.PRACTICE_OPEN, file=shown_path(session.file_of(kata)))
     import json
@@ -224,6 +224,7 @@ def print_practice(session: Session, kata: Kata, verdicts, exercise, con) -> Non
 
 def show_solution(session: Session, kata: Kata) -> None:
     """The reference's version of the broken part (or, for practice, what the run measured), then reading."""
+    import json
     from rich.syntax import Syntax
 
     from checker.diffs import changed_functions, changed_lines, print_diff, unified
@@ -232,8 +233,17 @@ def show_solution(session: Session, kata: Kata) -> None:
     con = out()
     con.print(f"[bold magenta]{escape(session.header(kata))}[/]")
     if kata.practice is not None:
-        verdicts, _ = practice_verdicts(session, kata)
-        print_texts(con, session.say(M.PRACTICE_SOLUTION), [f"{v.key}: {v.seen}" for v in verdicts])
+        from checker.cli.common import prepared_lab
+        from checker.practice import EXERCISES
+        from checker.runs import RunFailed
+
+        try:
+            measured = EXERCISES[kata.practice.exercise].measure(prepared_lab("cpu"))
+        except RunFailed as exc:
+            raise click.ClickException(exc.message) from None
+        print_texts(con, session.say(M.PRACTICE_SOLUTION),
+                    [f"{key}: {json.dumps(value)} — {seen.render(session.lang)}"
+                     for key, (value, seen) in measured.items()])
     else:
         # the commented mutant, so the diff is the fix alone (the starter has no comments)
         starter = mutant_of(session, kata)
@@ -292,11 +302,8 @@ def read_guide(name: str | None, lang: str) -> None:
         close = difflib.get_close_matches(name, [s.id for s in found], n=3)
         hint = M.DID_YOU_MEAN.render(lang, names=", ".join(close)) if close else ""
         raise UsageProblem(M.GUIDE_UNKNOWN.render(lang, name=name, close=hint))
-    con.print(Markdown(section.text(), code_theme="ansi_dark"))
-    later = [s for s in found if s.number > section.number]
-    if later:
-        con.print("")
-        con.print(f"[dim]{escape(M.GUIDE_NEXT.render(lang, id=later[0].id, title=later[0].title))}[/]")
+    # each section ends by naming the next one (`kata read ID`), so the guide reads in order
+    con.print(Markdown(section.text(), code_theme="ansi_dark"), width=min(con.width, 100), soft_wrap=False)
 
 
 def file_is_kata(session: Session, path: Path) -> Kata | None:

@@ -203,5 +203,4 @@ GUIDE_UNKNOWN = Message(
 )
 GUIDE_MISSING = Message(en="the guide is not installed here ({dir} is missing)",
                         es="la guía no está instalada aquí (falta {dir})")
-GUIDE_NEXT = Message(en="Next: `kata read {id}` ({title})", es="Siguiente: `kata read {id}` ({title})")
 GUIDE_SEE = Message(en="`kata read {id}` — {title}", es="`kata read {id}` — {title}")

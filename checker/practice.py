@@ -20,6 +20,11 @@ from typing import Any
 
 from checker.i18n import Message
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
 UNANSWERED = "?"
 
 
@@ -47,8 +52,8 @@ class Question:
 class Exercise:
     id: str
     questions: tuple[Question, ...]
-    measure: Callable[[Any], dict[str, tuple[Any, str]]]
-    """``measure(lab)`` -> {question key: (measured answer, what was measured, as text)}"""
+    measure: Callable[[Any], dict[str, tuple[Any, Message]]]
+    """``measure(lab)`` -> {question key: (measured answer, what was measured, in words)}"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,7 +72,7 @@ def _reference() -> tuple[str, str]:
     return REFERENCE.read_text(encoding="utf-8"), "lesson-loop.py"
 
 
-def measure_trace(lab) -> dict[str, tuple[Any, str]]:
+def measure_trace(lab) -> dict[str, tuple[Any, Message]]:
     from checker.runs import measure
 
     trace = measure([_reference()], [TRACE], lab, what="trace")[0]
@@ -77,17 +82,22 @@ def measure_trace(lab) -> dict[str, tuple[Any, str]]:
     order1 = [r for b in first for r in b["rows"]]
     order2 = [r for b in second for r in b["rows"]]
     kept = all(b["labels_kept"] for b in trace["batches"])
+    shown = ", ".join(str(s) for s in shapes)
+    steps = trace["steps"][0]
     return {
-        "batches": (len(first), f"{len(first)} batches in epoch 1"),
-        "xb_shapes": (shapes, "xb shapes " + ", ".join(str(s) for s in shapes)),
-        "steps": (trace["steps"][0], f"step() called {trace['steps'][0]} times in epoch 1"),
-        "labels_kept": (kept, "every row reached the loss with its own label" if kept
-                        else "some row reached the loss with another row's label"),
-        "same_order": (order1 == order2, f"epoch 1 saw examples {order1}, epoch 2 saw {order2}"),
+        "batches": (len(first), _m(f"{len(first)} batches in epoch 1", f"{len(first)} lotes en la época 1")),
+        "xb_shapes": (shapes, _m(f"xb shapes {shown}", f"formas de xb {shown}")),
+        "steps": (steps, _m(f"step() called {steps} times in epoch 1", f"step() llamado {steps} veces en la época 1")),
+        "labels_kept": (kept, _m("every row reached the loss with its own label",
+                                 "cada fila llegó a la pérdida con su propia etiqueta") if kept
+                        else _m("some row reached the loss with another row's label",
+                                "alguna fila llegó a la pérdida con la etiqueta de otra")),
+        "same_order": (order1 == order2, _m(f"epoch 1 saw examples {order1}, epoch 2 saw {order2}",
+                                            f"la época 1 vio los ejemplos {order1}, la época 2 {order2}")),
     }
 
 
-def measure_batch_sizes(lab) -> dict[str, tuple[Any, str]]:
+def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
     from checker.runs import measure, run_settings
 
     runs = measure([_reference()] * len(BATCH_SIZES),
@@ -95,15 +105,19 @@ def measure_batch_sizes(lab) -> dict[str, tuple[Any, str]]:
     last = {b: r["history"][-1]["train_loss"] for b, r in zip(BATCH_SIZES, runs, strict=True)}
     steps = {b: r["steps"][0] for b, r in zip(BATCH_SIZES, runs, strict=True)}
     lower = min(BATCH_SIZES, key=last.__getitem__)
-    ends = ", ".join(f"batch size {b}: {last[b]:.4f}" for b in BATCH_SIZES)
+    ends = ", ".join(f"{b}: {last[b]:.4f}" for b in BATCH_SIZES)
+    epochs = BATCH_RUN["epochs"]
     return {
-        "steps_8": (steps[8], f"{steps[8]} steps per epoch at batch size 8"),
-        "steps_150": (steps[150], f"{steps[150]} steps per epoch at batch size 150"),
-        "ends_lower": (lower, f"final train loss after {BATCH_RUN['epochs']} epochs: {ends}"),
+        "steps_8": (steps[8], _m(f"{steps[8]} steps per epoch at batch size 8",
+                                 f"{steps[8]} pasos por época con lotes de 8")),
+        "steps_150": (steps[150], _m(f"{steps[150]} steps per epoch at batch size 150",
+                                     f"{steps[150]} pasos por época con lotes de 150")),
+        "ends_lower": (lower, _m(f"train loss after {epochs} epochs, by batch size: {ends}",
+                                 f"pérdida de entrenamiento tras {epochs} épocas, por tamaño de lote: {ends}")),
     }
 
 
-def measure_seed_sources(lab) -> dict[str, tuple[Any, str]]:
+def measure_seed_sources(lab) -> dict[str, tuple[Any, Message]]:
     from checker.runs import measure, run_settings
 
     pairs = [(s, 0) for s in SEEDS] + [(0, s) for s in SEEDS if s != 0] + [(0, 0)]
@@ -116,12 +130,22 @@ def measure_seed_sources(lab) -> dict[str, tuple[Any, str]]:
     more = max(spread, key=spread.__getitem__)
     identical = runs[0]["history"] == runs[-1]["history"]
     n = len(SEEDS)
+    lo, mo = f"{spread['loader']:.4f}", f"{spread['model']:.4f}"
     return {
-        "moves_more": (more, f"final val loss over {n} loader seeds spans {spread['loader']:.4f}, "
-                             f"over {n} model seeds {spread['model']:.4f}"),
-        "same_seeds_same_table": (identical, "two runs with the same two seeds printed "
-                                  + ("the same table" if identical else "different tables")),
+        "moves_more": (more, _m(f"the final val loss spans {lo} over {n} loader seeds and {mo} over {n} model seeds",
+                                f"la pérdida de validación final abarca {lo} con {n} semillas del cargador y {mo} "
+                                f"con {n} del modelo")),
+        "same_seeds_same_table": (identical, _m("two runs with the same two seeds printed the same table",
+                                                "dos ejecuciones con las mismas dos semillas imprimieron la misma "
+                                                "tabla") if identical
+                                  else _m("two runs with the same two seeds printed different tables",
+                                          "dos ejecuciones con las mismas dos semillas imprimieron tablas "
+                                          "distintas")),
     }
+
+
+def _m(en: str, es: str) -> Message:
+    return Message(en=en, es=es)
 
 
 def _q(key: str, kind: str, en: str, es: str, choices: tuple = ()) -> Question:
@@ -224,8 +248,6 @@ def _typed(q: Question, value: object) -> bool:
 
 def read_answers(path: Path, exercise: Exercise) -> dict[str, Any]:
     """The answers in ``path``: key -> value, or None where still unanswered. AnswersError when malformed."""
-    from checker.katas import tomllib
-
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
@@ -269,7 +291,7 @@ class Verdict:
     """'pass', 'fail' or 'unanswered'"""
     answer: Any
     measured: Any
-    seen: str
+    seen: Message
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -278,7 +300,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def compare(exercise: Exercise, answers: dict[str, Any], measured: dict[str, tuple[Any, str]]) -> list[Verdict]:
+def compare(exercise: Exercise, answers: dict[str, Any], measured: dict[str, tuple[Any, Message]]) -> list[Verdict]:
     verdicts = []
     for q in exercise.questions:
         value, seen = measured[q.key]

@@ -108,7 +108,7 @@ class Session:
 
     def run_command(self, kata: Kata) -> str:
         if kata.practice is not None:
-            return "kata " + " ".join(shlex.quote(w) for w in kata.practice.runs[0])
+            return " ; ".join("kata " + " ".join(shlex.quote(w) for w in run) for run in kata.practice.runs)
         words = (shown_path(self.file_of(kata)), *kata.try_args)
         return "kata run " + " ".join(shlex.quote(w) for w in words)
 
