@@ -376,7 +376,9 @@ def _one_crash_shown_once(checks: list[CheckResult], lang: str) -> None:
     for res in checks:
         error = res.measured.get("error") if res.status == ERROR else None
         if error:
-            by_error.setdefault(error, []).append(res)
+            # the same exception reached through other callers (fit -> train_epoch) is the same crash
+            last = [line for line in str(error).strip().splitlines() if line.strip()][-1:]
+            by_error.setdefault(f"{res.measured.get('exception')}: {last}", []).append(res)
     for same in by_error.values():
         if len(same) > 1:
             first, rest = same[0], same[1:]

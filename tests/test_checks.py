@@ -32,6 +32,7 @@ from checker.checks import (
 )
 from checker.checks import clip as clip_checks
 from checker.checks import converge as converge_checks
+from checker.checks import reference as reference_checks
 from checker.checks import schedule as sched
 from checker.mutation import load_mutants, mutant_source
 from tests.test_mutation import MUTANT_IDS
@@ -47,7 +48,9 @@ FIXED_IDS = [
     "data.lesson", "loader.coverage", "loader.order", "model.init", "optimizer.setup", "steps.per_batch",
     "steps.fresh_grads", "steps.overfit", "loss.falls", "loss.epoch_mean", "schedule.step", "schedule.cosine",
     "clip.norm", "modes.train", "modes.eval", "eval.figures", "memory.graphs", "repro.seeds", "device.moved",
-    "converge.adam",
+    "converge.adam", "reference.seed_everything", "reference.make_data", "reference.make_loader",
+    "reference.make_model", "reference.make_optimizer", "reference.train_epoch", "reference.fit",
+    "reference.evaluate",
 ]
 
 
@@ -142,13 +145,28 @@ def test_messages_quote_what_was_measured(corpus):
     assert "training set" in msg["val-on-train-data.py"]["eval.figures"]
     assert "stepped 5 times during that epoch" in msg["scheduler_per_batch.py"]["schedule.cosine"]
     assert "epoch 10" in msg["lr-logged-after-step.py"]["schedule.step"]
+    # bugs outside the catalogue: the message names the argument or the step that showed them
+    assert "betas is (0.8, 0.99); the reference's is (0.9, 0.999)" in msg["adam_other_betas.py"][
+        "reference.make_optimizer"]
+    assert "weight_decay is 0.0001" in msg["weight_decay_everywhere.py"]["reference.make_optimizer"]
+    assert "momentum is 0.9" in msg["sgd_momentum.py"]["reference.make_optimizer"]
+    assert "the seed argument is ignored" in msg["data_seed_ignored.py"]["reference.make_data"]
+    assert "torch drew" in msg["seed_torch_constant.py"]["reference.seed_everything"]
+    assert re.search(r"make_loader\(X, y, batch_size=\d+, seed=\d+\) gave batches of 32, 32",
+                     msg["loader_batch_size_ignored.py"]["reference.make_loader"])
+    assert "at step 3 of epoch 1" in msg["logits_kept_in_a_list.py"]["memory.graphs"]
+    assert "2 model outputs" in msg["logits_kept_in_a_list.py"]["memory.graphs"]
+    assert "2 losses" in msg["running_loss_tensor.py"]["memory.graphs"]
+    assert "6 time(s) per epoch" in msg["extra_step_after_loop.py"]["steps.per_batch"]
+    assert "more updates than batches" in msg["extra_step_after_loop.py"]["steps.per_batch"]
 
 
 # ---------------------------------------------------------------------------- judges, one by one
 
 
-def judge(cid: str, measured: dict):
-    verdict = REGISTRY[cid].judge(measured)
+def judge(cid: str, measured: dict, reference: dict | None = None):
+    chk = REGISTRY[cid]
+    verdict = chk.judge(measured, reference) if chk.reference else chk.judge(measured)
     en, es = verdict.render("en"), verdict.render("es")
     assert en and es and en != es  # both languages, really translated
     return verdict, en, es
@@ -431,7 +449,7 @@ def test_messages_never_name_the_fix():
     answers = ("zero_grad()", "model.train()", "model.eval()", "no_grad", ".item()", "generator=", "stratify",
                "drop_last", "requires_grad_", "softmax")
     modules = (data, loader, model, optimizer, steps, loss, sched, clip_checks, modes, eval, memory, repro,
-               device, converge_checks, common)
+               device, converge_checks, common, reference_checks)
     for module in modules:
         for name, value in vars(module).items():
             if hasattr(value, "en") and hasattr(value, "es") and not name.endswith(("_OK", "_TITLE")):

@@ -33,6 +33,7 @@ def adam(loop, lab) -> dict:
     from checker.instruments import Rig, epoch_means
 
     rig = Rig(lab, optimizer="adam", lr=LR)
+    rig.optimizer = loop.make_optimizer(rig.model, name="adam", lr=LR)  # the file's own optimizer
     loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, val=rig.val, device=rig.device)
     loss, acc = rig.figures(*rig.val)
     means = epoch_means(rig.tape)

@@ -55,6 +55,7 @@ def falls(loop, lab) -> dict:
     from checker.instruments import Rig, epoch_means
 
     rig = Rig(lab, lr=FALLS_LR)
+    rig.optimizer = loop.make_optimizer(rig.model, name="sgd", lr=FALLS_LR)  # the file's own optimizer
     loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, FALLS_EPOCHS, device=rig.device)
     calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
     return {"epochs": FALLS_EPOCHS, "losses": epoch_means(rig.tape), "loss_calls": calls}
