@@ -39,7 +39,7 @@ import pytest
 from checker.katas import load_katas
 from checker.term import fmt
 
-KATAS = load_katas()
+KATAS = [k for k in load_katas() if k.practice is None]  # practice katas break no loop: tests/test_practice.py
 REF = "reference"
 
 
@@ -233,6 +233,24 @@ def test_quoted_numbers_are_in_both_stories(kata) -> None:
                 f"{kata.slug}: the {lang} story does not quote {text}")
 
 
+def test_identical_symptoms_are_spread_apart(observed) -> None:
+    """Katas whose table shows one frozen train loss (the same value in every row) are never back to back:
+    at least two other katas sit between any two that print the same frozen value."""
+    order = load_katas()
+    frozen: dict[str, list[int]] = {}
+    for position, kata in enumerate(order):
+        if kata.practice is not None:
+            continue
+        shown = {fmt(row["train_loss"]) for row in observed[(kata.mutant, kata.try_args)]["history"]}
+        if len(shown) == 1:
+            frozen.setdefault(shown.pop(), []).append(position)
+    assert frozen, "no kata shows a frozen train loss: the test has nothing to check"
+    for value, positions in frozen.items():
+        gaps = [b - a for a, b in zip(positions, positions[1:], strict=False)]
+        assert all(gap >= 3 for gap in gaps), (
+            f"katas at positions {[p + 1 for p in positions]} all show {value} in every row: spread them apart")
+
+
 def test_catalogue_doc_lists_every_kata() -> None:
     """docs/katas.md is written by hand: its table must list every kata, once, as the catalogue has it."""
     from pathlib import Path
@@ -243,7 +261,7 @@ def test_catalogue_doc_lists_every_kata() -> None:
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         listed.append((int(cells[0]), cells[1].strip("`"), cells[2], cells[3].strip("`")))
-    expected = [(k.number, k.slug, k.title.en, k.mutant) for k in KATAS]
+    expected = [(k.number, k.slug, k.title.en, k.mutant) for k in load_katas()]
     assert listed == expected
 
 
