@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -516,3 +517,149 @@ def test_watch_any_file_stops_cleanly_on_ctrl_c(tmp_path: Path, catalogue: Path)
             proc.wait()
     assert proc.returncode == 0 and "stopped watching" in rest and "Traceback" not in rest
     assert not (tmp_path / ".kata").exists()  # watching a file outside any kata records nothing
+
+
+# ------------------------------------------------------------------------------------------------
+# kata watch moves on; --lang/--dir on the group or on the command
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stay", [False, True], ids=["moves-on", "stays"])
+def test_watch_moves_on_to_the_next_kata_after_a_pass(tmp_path: Path, catalogue: Path, stay: bool) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    env = _env(catalogue)
+    subprocess.run([*_kata_cmd(), "next"], cwd=folder, env=env, check=True, capture_output=True, timeout=120)
+    shutil.copy(REFERENCE, folder / "fresh-grads.py")  # solved before watching starts
+    done = subprocess.run([*_kata_cmd(), "watch", "--max-checks", "0", *(["--stay"] if stay else [])],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    progress = progress_of(folder)
+    assert progress["katas"]["fresh-grads"]["solved"] and "Solved!" in done.stdout
+    if stay:
+        assert progress["current"] == "fresh-grads" and not (folder / "train-mode.py").exists()
+        assert "kata next" in done.stdout
+    else:
+        assert progress["current"] == "train-mode" and (folder / "train-mode.py").exists()
+        assert "On to the next kata" in done.stdout and "Test story two." in done.stdout
+        assert done.stdout.rstrip().endswith("(Ctrl-C to stop)") and "train-mode.py" in done.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize("args", [
+    ("--lang", "es", "hint"), ("hint", "--lang", "es"), ("--lang", "en", "hint", "--lang", "es"),
+], ids=["on-the-group", "on-the-command", "command-wins"])
+def test_lang_is_taken_on_the_group_or_the_command(runner, workdir: Path, args) -> None:
+    kata(runner, "next")
+    result = kata(runner, *args)
+    assert result.exit_code == 0 and "Pista 1/2" in result.output, result.output
+
+
+def test_dir_is_taken_on_the_group_or_the_command(runner, workdir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    assert kata(runner, "--dir", str(other), "next").exit_code == 0
+    assert (other / "fresh-grads.py").exists() and not (workdir / "fresh-grads.py").exists()
+    result = kata(runner, "list", "--dir", str(other), "--json")
+    assert json.loads(result.output)[0]["status"] == "current"
+    result = kata(runner, "--dir", str(tmp_path / "missing"), "show")
+    assert result.exit_code == 2 and "is not a folder" in result.output
+
+
+def test_learner_cli_modules_hold_only_click_commands() -> None:
+    """checker/cli/learner.py and run.py define click commands (and learner's register), nothing else."""
+    import ast
+
+    import click
+
+    import checker.cli.learner as learner
+    import checker.cli.run as run
+
+    for module, allowed in ((learner, {"register", "COMMANDS"}), (run, {"LESSON_HELP", "_sources", "_measured"})):
+        tree = ast.parse(Path(module.__file__).read_text())
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.Assign):
+                name = node.name if isinstance(node, ast.FunctionDef) else node.targets[0].id
+                is_command = isinstance(getattr(module, name, None), click.Command)
+                assert is_command or name in allowed, f"{module.__name__}.{name} is not a click command"
+            else:
+                assert isinstance(node, ast.Import | ast.ImportFrom | ast.Expr), ast.dump(node)[:80]
+    import checker.cli.check  # noqa: F401  (no import cycle: importing check alone works)
+
+
+# ------------------------------------------------------------------------------------------------
+# The guide: kata read, and every reference a learner meets resolves
+# ------------------------------------------------------------------------------------------------
+
+def test_read_lists_and_renders_sections_in_both_languages(runner, workdir: Path) -> None:
+    from checker import guide
+
+    for lang, title in (("en", "One training step"), ("es", "Un paso de entrenamiento")):
+        listing = kata(runner, "read", "--lang", lang)
+        assert listing.exit_code == 0
+        ids = [s.id for s in guide.sections(lang)]
+        assert all(i in listing.output for i in ids) and title in listing.output
+        section = kata(runner, "read", "step", "--lang", lang)
+        assert section.exit_code == 0 and title in section.output and "zero_grad()" in section.output
+        by_number = kata(runner, "read", str(ids.index("step") + 1), "--lang", lang)
+        assert by_number.output == section.output
+    result = kata(runner, "read", "stepp")
+    assert result.exit_code == 2 and "step" in result.output and "Traceback" not in result.output
+
+
+def test_the_guide_has_every_section_of_the_lesson_in_both_languages() -> None:
+    from checker import guide
+
+    en, es = guide.sections("en"), guide.sections("es")
+    assert [s.id for s in en] == [s.id for s in es] == [
+        "data", "loaders", "model", "loss", "step", "overfit", "lr", "schedulers", "validation", "memory",
+        "seeding", "devices"]
+    for a, b in zip(en, es, strict=True):
+        assert a.title != b.title, f"{a.id}: the Spanish section is not translated"
+
+
+LEADS_NOWHERE = re.compile(r"lesson 4|lección 4|section \d|apartado \d|article|artículo", re.IGNORECASE)
+
+
+def test_every_reference_a_learner_meets_resolves() -> None:
+    """Each kata's guide list and every `kata read ID` in its texts (or in the guide) names a real section;
+    no text cites a lesson section or an article that kata does not ship."""
+    from checker import guide
+
+    known = {s.id for s in guide.sections("en")}
+    for kata_ in load_katas():
+        assert kata_.guide, f"{kata_.slug}: no guide section to read"
+        assert set(kata_.guide) <= known, f"{kata_.slug}: {set(kata_.guide) - known} are not guide sections"
+        texts = [kata_.title, kata_.story, kata_.read, *kata_.hints]
+        for lang in ("en", "es"):
+            for text in texts:
+                body = text.render(lang)
+                assert set(guide.references(body)) <= known, (kata_.slug, lang, guide.references(body))
+                assert not LEADS_NOWHERE.search(body), f"{kata_.slug} ({lang}) cites: {LEADS_NOWHERE.search(body)[0]}"
+    for lang in ("en", "es"):
+        for section in guide.sections(lang):
+            refs = set(guide.references(section.text()))
+            assert refs <= known, f"guide {lang}/{section.id} points to {refs - known}"
+
+
+def test_solution_points_to_the_guide(runner, workdir: Path, catalogue: Path) -> None:
+    text = (catalogue / "010-fresh-grads.toml").read_text()
+    (catalogue / "010-fresh-grads.toml").write_text('guide = ["step"]\n' + text)
+    kata(runner, "next")
+    shutil.copy(REFERENCE, workdir / "fresh-grads.py")
+    assert kata(runner, "check").exit_code == 0
+    result = kata(runner, "solution")
+    assert result.exit_code == 0 and "`kata read step` — One training step" in result.output
+    result = kata(runner, "solution", "--lang", "es")
+    assert "`kata read step` — Un paso de entrenamiento" in result.output
+
+
+def test_what_you_changed_is_one_rich_diff(runner, workdir: Path) -> None:
+    kata(runner, "next")
+    path = workdir / "fresh-grads.py"
+    text = path.read_text()
+    assert "optimizer.zero_grad()" not in text
+    path.write_text(text.replace("        logits = model(x)", "        optimizer.zero_grad()\n        logits = model(x)", 1))
+    result = kata(runner, "check")
+    assert result.exit_code == 0
+    after = result.output.split("What you changed")[1]
+    assert "--- starter/fresh-grads.py" in after and "+++ fresh-grads.py" in after
+    assert re.search(r"^\+\s+optimizer\.zero_grad\(\)", after, re.MULTILINE), after
