@@ -16,6 +16,7 @@ Verdicts are never computed here, nor in the child: the caller judges what the c
 from __future__ import annotations
 
 import faulthandler
+import hmac
 import json
 import os
 import resource
@@ -26,6 +27,8 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+
+from checker import hardening
 
 # Keep the fork cheap and safe: tiny models run fastest on one thread, and a fork
 # after an OpenMP pool has started can deadlock.
@@ -44,24 +47,84 @@ class Limits:
     """Address space a child may add to what it inherited."""
     output_bytes: int = 16 * 1024
     """How much of the child's own printing is kept; the rest is counted and dropped."""
+    harden: bool = True
+    """Contain the child (checker.hardening): own descriptors only, rlimits, a private folder, an
+    unprivileged uid and no network where kata runs as root, seccomp."""
+
+
+try:  # C implementations, bound now: a loop that patches json, hashlib or os cannot reach them
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - every CPython has _blake2
+    from hashlib import blake2b as _blake2b
+from json import encoder as _json_encoder
+
+_ENCODER = _json_encoder.c_make_encoder
+_ESCAPE = _json_encoder.c_encode_basestring_ascii or _json_encoder.py_encode_basestring_ascii
+_FLOAT_REPR = float.__repr__
+_WRITE = os.write
+_JOIN = "".join
+MAC_BYTES = 16
+
+
+def _float_str(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value == float("inf"):
+        return "Infinity"
+    if value == -float("inf"):
+        return "-Infinity"
+    return _FLOAT_REPR(value)
+
+
+def _encoder():
+    if _ENCODER is not None:
+        markers: dict = {}
+        make = _ENCODER(markers, repr, _ESCAPE, None, ":", ",", False, False, True)
+        return lambda obj: _JOIN(make(obj, 0))
+    return json.JSONEncoder(default=repr, separators=(",", ":")).encode
+
+
+def mac(key: bytes, payload: bytes) -> bytes:
+    return _blake2b(payload, key=key, digest_size=MAC_BYTES).hexdigest().encode()
 
 
 class Reporter:
-    """The child's side of the event pipe."""
+    """The child's side of the event pipe: JSON lines, each signed with the job's key.
 
-    def __init__(self, fd: int):
-        self._fd = fd
-        self._write = os.write  # bound now, so a loop that replaces os.write cannot intercept it
+    ``Reporter(fd, key)`` returns a plain namespace whose ``send`` and ``start`` are closures: its type is
+    built in (immutable), its key lives only in those closures, and the encoder, MAC and write it uses
+    were bound before any loop file loaded. So a loop that patches this class, json, hashlib or os, or
+    writes into the pipe by descriptor number, cannot make the parent accept an event the job did not
+    send (an unsigned line is reported as tampering). ``arm(check)`` adds a guard run before each event
+    goes: a change it finds is sent instead, as ``tampered``.
+    """
 
-    def send(self, event: dict) -> None:
-        data = (json.dumps(event, default=repr) + "\n").encode()
-        view = memoryview(data)
-        while view:
-            written = self._write(self._fd, view)
-            view = view[written:]
+    def __new__(cls, fd: int, key: bytes = b""):
+        import types
 
-    def start(self, step: str, timeout: float | None = None) -> None:
-        self.send({"event": "start", "step": step, "timeout": timeout})
+        encode = _encoder()
+        guard: list = []
+        send_key = bytes(key)
+
+        def send(event: dict) -> None:
+            if guard and event.get("event") not in ("tampered", "start"):
+                changed = guard[0]()
+                if changed:
+                    event = {"event": "tampered", "what": list(changed)}
+            payload = encode(event).encode()
+            data = mac(send_key, payload) + b" " + payload + b"\n" if send_key else payload + b"\n"
+            view = memoryview(data)
+            while view:
+                written = _WRITE(fd, view)
+                view = view[written:]
+
+        def start(step: str, timeout: float | None = None) -> None:
+            send({"event": "start", "step": step, "timeout": timeout})
+
+        def arm(check) -> None:
+            guard[:] = [check]
+
+        return types.SimpleNamespace(send=send, start=start, arm=arm, _fd=fd)
 
 
 @dataclass
@@ -102,7 +165,8 @@ def _virtual_size() -> int:
         return 0
 
 
-def _child_main(job: Job, event_fd: int, output_fd: int) -> None:
+def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir: str | None,
+                identity: tuple[int, int] | None) -> None:
     """Runs in the forked child; never returns."""
     status = 0
     try:
@@ -126,7 +190,11 @@ def _child_main(job: Job, event_fd: int, output_fd: int) -> None:
             cap = _virtual_size() + job.limits.memory_bytes
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        reporter = Reporter(event_fd)
+        if job.limits.harden:
+            from checker import hardening
+
+            hardening.harden_child([event_fd], private_dir=private_dir, identity=identity)
+        reporter = Reporter(event_fd, key)
         try:
             job.target(reporter)
         except BaseException as exc:  # the job's own code failed: say so, then end
@@ -147,6 +215,12 @@ def _child_main(job: Job, event_fd: int, output_fd: int) -> None:
         os._exit(status)
 
 
+DONE_GRACE = 2.0
+"""Seconds a child that reported ``done`` has to exit before it is killed."""
+DRAIN_SECONDS = 2.0
+"""After a child and its descendants are killed, how long the parent keeps reading what they wrote."""
+
+
 class _Running:
     def __init__(self, job: Job):
         self.job = job
@@ -158,9 +232,17 @@ class _Running:
         self.output = bytearray()
         self.dropped = 0
         self.buffer = b""
+        self.forged = 0
+        """Lines in the event pipe that the job's key did not sign (something else wrote them)."""
         self.open_fds: set[int] = set()
         """The parent's read ends still open (a closed one's number may be reused by a later child)."""
+        self.status: int | None = None
+        """The child's wait status, once it has exited (it is then a zombie until reaped)."""
+        self.exited = False
         self.started = time.monotonic()
+        self.key = os.urandom(16)
+        self.identity = hardening.job_identity() if job.limits.harden else None
+        self.private_dir = hardening.make_private_dir(self.identity) if job.limits.harden else None
         event_r, event_w = os.pipe()
         out_r, out_w = os.pipe()
         for stream in (sys.stdout, sys.stderr):
@@ -169,13 +251,18 @@ class _Running:
         if pid == 0:
             os.close(event_r)
             os.close(out_r)
-            _child_main(job, event_w, out_w)
+            _child_main(job, event_w, out_w, self.key, self.private_dir, self.identity)
         os.close(event_w)
         os.close(out_w)
         self.pid = pid
         self.event_fd = event_r
         self.output_fd = out_r
         self.open_fds = {event_r, out_r}
+        self.pidfd: int | None = None
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pass
 
     def close(self, selector: selectors.BaseSelector, fd: int | None = None) -> None:
         """Stop watching and close ``fd`` (default: every read end still open); only this child's own."""
@@ -189,8 +276,14 @@ class _Running:
         self.buffer += data
         *lines, self.buffer = self.buffer.split(b"\n")
         for line in lines:
+            signature, _, payload = line.partition(b" ")
+            if not hmac.compare_digest(signature, mac(self.key, payload)):
+                self.forged += 1
+                if self.forged == 1:
+                    self.events.append({"event": "tampered", "what": ["a forged event in the result pipe"]})
+                continue
             try:
-                event = json.loads(line)
+                event = json.loads(payload)
             except ValueError:
                 continue
             if not isinstance(event, dict):
@@ -202,6 +295,7 @@ class _Running:
                 self.deadline = time.monotonic() + min(float(timeout), self.job.limits.step_timeout)
             elif kind == "done":
                 self.finished = True
+                self.deadline = time.monotonic() + DONE_GRACE
             self.events.append(event)
 
     def on_output(self, data: bytes) -> None:
@@ -209,16 +303,35 @@ class _Running:
         self.output += data[:room]
         self.dropped += max(len(data) - room, 0)
 
+    def poll(self) -> bool:
+        """Whether the child has exited (its status is kept; the zombie stays until ``reap``)."""
+        if not self.exited:
+            try:
+                info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                info = None
+                self.exited = True
+            if info is not None:
+                self.exited = True
+        return self.exited
+
     def kill(self) -> None:
         try:
-            os.killpg(self.pid, signal.SIGKILL)
+            os.kill(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
 
-    def reap(self) -> Outcome:
-        self.kill()  # whatever the child started goes with it
-        _, status = os.waitpid(self.pid, 0)
+    def kill_tree(self, keep: set[int]) -> None:
+        """The child, everything it started (whatever its session), and orphans handed to kata."""
         self.kill()
+        hardening.kill_descendants([self.pid], sessions=[self.pid], keep=keep)
+
+    def reap(self) -> Outcome:
+        _, status = os.waitpid(self.pid, 0)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        hardening.remove_private_dir(self.private_dir)
         code = os.waitstatus_to_exitcode(status)
         # A child that reported "done" but then died on a signal we did not send still finished its job.
         memory = b"can't allocate memory" in bytes(self.output) or any(
@@ -246,13 +359,56 @@ def run_jobs(
     on_event: Callable[[Job, dict], None] | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
-    """Run every job in its own forked child, ``workers`` at a time; outcomes in the jobs' order."""
+    """Run every job in its own forked child, ``workers`` at a time; outcomes in the jobs' order.
+
+    A job ends when its child exits (or outlives its step's limit, or lingers after ``done``): then
+    the child and every process it started, whatever their session, are killed, what they wrote is
+    read, and only then is the outcome handed on.
+    """
+    hardening.harden_parent()
     pending = list(jobs)
     order = {id(job): i for i, job in enumerate(pending)}
     pending.reverse()
     outcomes: list[Outcome | None] = [None] * len(order)
     running: dict[int, _Running] = {}
     selector = selectors.DefaultSelector()
+    unrelated = hardening.own_children()  # kata's own children from before: never touched
+
+    def dispatch(child: _Running, stream: str, fd: int) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            child.close(selector, fd)
+            return
+        before = len(child.events)
+        (child.on_events if stream == "events" else child.on_output)(data)
+        if on_event and stream == "events":
+            for event in child.events[before:]:
+                on_event(child.job, event)
+
+    def finish(pid: int, child: _Running) -> None:
+        keep = unrelated | {p for p in running if p != pid}
+        child.kill_tree(keep)
+        if child.pidfd is not None:
+            selector.unregister(child.pidfd)
+        # what the child (and its descendants, now gone) wrote before the end
+        limit = time.monotonic() + DRAIN_SECONDS
+        while child.open_fds and time.monotonic() < limit:
+            for key, _ in selector.select(timeout=0.05):
+                owner, stream = key.data
+                if owner is child:
+                    dispatch(child, stream, key.fd)
+        child.close(selector)
+        del running[pid]
+        outcome = child.reap()
+        # orphans handed to kata (the subreaper) by a job that is over: none may outlive it
+        hardening.kill_descendants(hardening.own_children() - unrelated - set(running), keep=set(running) | unrelated)
+        outcomes[order[id(child.job)]] = outcome
+        if on_outcome:
+            on_outcome(outcome)
+
     try:
         while pending or running:
             while pending and len(running) < max(workers, 1):
@@ -260,42 +416,39 @@ def run_jobs(
                 running[child.pid] = child
                 selector.register(child.event_fd, selectors.EVENT_READ, (child, "events"))
                 selector.register(child.output_fd, selectors.EVENT_READ, (child, "output"))
+                if child.pidfd is not None:
+                    selector.register(child.pidfd, selectors.EVENT_READ, (child, "exit"))
             now = time.monotonic()
             timeout = max(min(c.deadline for c in running.values()) - now, 0.0)
-            for key, _ in selector.select(timeout=min(timeout, 0.5)):
+            poll_every = 0.5 if all(c.pidfd is not None for c in running.values()) else 0.05
+            for key, _ in selector.select(timeout=min(timeout, poll_every)):
                 child, stream = key.data
-                try:
-                    data = os.read(key.fd, 65536)
-                except OSError:
-                    data = b""
-                if data:
-                    before = len(child.events)
-                    (child.on_events if stream == "events" else child.on_output)(data)
-                    if on_event and stream == "events":
-                        for event in child.events[before:]:
-                            on_event(child.job, event)
+                if child.pid not in running:
                     continue
-                child.close(selector, key.fd)
+                if stream == "exit":
+                    child.poll()
+                    continue
+                dispatch(child, stream, key.fd)
             now = time.monotonic()
             for pid, child in list(running.items()):
-                if child.open_fds and now > child.deadline and not child.finished:
-                    child.timed_out_step = child.step or "start"
+                if now > child.deadline and not child.poll():
+                    if not child.finished:
+                        child.timed_out_step = child.step or "start"
                     child.kill()
-                if not child.open_fds or child.timed_out_step:
-                    child.close(selector)
-                    del running[pid]
-                    outcome = child.reap()
-                    outcomes[order[id(child.job)]] = outcome
-                    if on_outcome:
-                        on_outcome(outcome)
+                    child.exited = True
+                if child.poll() or (not child.open_fds and child.exited):
+                    finish(pid, child)
     finally:
-        for child in running.values():
-            child.kill()
+        for pid, child in list(running.items()):
+            child.kill_tree(unrelated)
             child.close(selector)
+            if child.pidfd is not None:
+                os.close(child.pidfd)
             try:
                 os.waitpid(child.pid, 0)
             except ChildProcessError:
                 pass
+            hardening.remove_private_dir(child.private_dir)
         selector.close()
     return [o for o in outcomes if o is not None]
 

@@ -1,15 +1,30 @@
 """Notice a loop file that replaces parts of torch, or of the checker, while it is being graded.
 
 The checks observe torch's own machinery (backward, optimizers, modes, grad recording).
-A loop that patches that machinery could fake what the checks see, so the child snapshots
-the objects below before loading the file and compares them after every check; any change
-makes the file ungradable.
+A loop that patches that machinery could fake what the checks see, so the child snapshots,
+before loading the file, by identity:
+- the watched names below (module attributes: torch's entry points, and one level below them,
+  the clocks, json's encoder, builtins);
+- every attribute of the watched classes, of their torch bases, and of every class in a kata module
+  (a method added to a subclass that shadows its base's is a change too);
+- the functions and registry entries of every kata module (each ``Check`` in ``REGISTRY``);
+- torch's global hook registries (optimizer step hooks, module forward/backward hooks), which must
+  stay as they were, and torch's global function/dispatch mode stacks.
+
+``TamperGuard().changes()`` compares all of it and lists what differs: cheap enough (well under a
+millisecond) for the instruments to call at every optimizer step, and for the reporter to call
+before every event it sends.
 """
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import sys
+from itertools import chain
+from operator import is_, methodcaller
+from time import monotonic
+from types import MappingProxyType
 from typing import Any
 
 _WATCHED = (
@@ -26,40 +41,228 @@ _WATCHED = (
     "torch.is_grad_enabled", "torch.set_grad_enabled", "torch.manual_seed", "torch.Generator",
     "torch.utils.data.DataLoader", "torch.utils.data.DataLoader.__iter__", "torch.utils.data.TensorDataset",
     "torch.autograd.graph.saved_tensors_hooks", "torch.cuda.memory_allocated",
-    "os.write", "os._exit", "os.fork", "json.dumps", "builtins.float", "builtins.isinstance",
+    # one level below: what the checker's own figures and messages go through
+    "torch.autograd._engine_run_backward", "torch.autograd.graph._engine_run_backward",
+    "torch.autograd.graph.Node", "torch.nn.functional.dropout", "torch.nn.Module.state_dict",
+    "torch.nn.Module.load_state_dict", "torch.nn.Module.named_parameters", "torch.optim.Optimizer.step",
+    "torch.optim.Optimizer.state_dict", "torch.random.manual_seed", "torch.random.get_rng_state",
+    "torch.random.set_rng_state", "torch.get_rng_state", "torch.set_rng_state",
+    "time.perf_counter", "time.monotonic", "time.time", "time.process_time", "time.sleep",
+    "json.dumps", "json.loads", "json.JSONEncoder", "json.encoder.c_make_encoder",
+    "json.encoder.encode_basestring_ascii", "json.encoder.JSONEncoder",
+    "math.isfinite", "math.isnan", "math.sqrt", "math.fsum", "statistics.median", "statistics.mean",
+    "os.write", "os._exit", "os.fork", "os.getpid", "hmac.compare_digest", "hashlib.blake2b",
+    "traceback.format_exception", "traceback.extract_tb", "gc.collect", "weakref.ref", "weakref.finalize",
 )
+_WATCHED_CLASSES = (
+    "torch.Tensor", "torch.nn.Module", "torch.nn.Linear", "torch.nn.Sequential", "torch.nn.Dropout",
+    "torch.nn.CrossEntropyLoss", "torch.optim.Optimizer", "torch.optim.SGD", "torch.optim.Adam",
+    "torch.optim.lr_scheduler.LRScheduler", "torch.optim.lr_scheduler.StepLR",
+    "torch.optim.lr_scheduler.CosineAnnealingLR", "torch.utils.data.DataLoader",
+    "torch.utils.data.TensorDataset", "torch.utils.data.Dataset", "torch.autograd.graph.saved_tensors_hooks",
+    "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled",
+    "json.JSONEncoder", "json.JSONDecoder",
+)
+_HOOK_REGISTRIES = (
+    "torch.optim.optimizer._global_optimizer_pre_hooks", "torch.optim.optimizer._global_optimizer_post_hooks",
+    "torch.nn.modules.module._global_backward_pre_hooks", "torch.nn.modules.module._global_backward_hooks",
+    "torch.nn.modules.module._global_forward_pre_hooks", "torch.nn.modules.module._global_forward_hooks",
+    "torch.nn.modules.module._global_forward_hooks_always_called",
+    "torch.nn.modules.module._global_forward_hooks_with_kwargs",
+    "torch.nn.modules.module._global_buffer_registration_hooks",
+    "torch.nn.modules.module._global_module_registration_hooks",
+    "torch.nn.modules.module._global_parameter_registration_hooks",
+)
+_CACHES = frozenset({"__slotnames__", "_abc_impl", "__abstractmethods__", "__parameters__"})
+"""Class attributes the standard library sets on classes by itself (copy, abc, typing): not a patch."""
+_MISSING = object()
+_values = methodcaller("values")
 
 
 def _resolve(path: str) -> Any:
     module_name, *attrs = path.split(".")
     obj: Any = sys.modules.get(module_name) or __import__(module_name)
-    for attr in attrs:
+    for i, attr in enumerate(attrs):
         # static lookup: a classmethod or property is compared as stored, not as bound anew
-        obj = inspect.getattr_static(obj, attr, None)
-        if obj is None:
+        nxt = inspect.getattr_static(obj, attr, _MISSING)
+        if nxt is _MISSING:  # a submodule not imported as an attribute yet
+            nxt = sys.modules.get(".".join([module_name, *attrs[: i + 1]]), _MISSING)
+        if nxt is _MISSING:
             return None
+        obj = nxt
     return obj
 
 
-class TamperGuard:
-    """Identity snapshot of the watched torch objects and of every kata module's functions.
+def _container(path: str) -> tuple[Any, str] | None:
+    """The namespace (a module's dict, or a class's mapping) that holds the last name of ``path``."""
+    head, _, name = path.rpartition(".")
+    owner = _resolve(head)
+    if owner is None:
+        return None
+    try:
+        mapping = vars(owner)
+    except TypeError:
+        return None
+    return mapping, name
 
+
+def _is_kata(name: str) -> bool:
+    return name == "checker" or name.startswith("checker.")
+
+
+class _Tier:
+    """One set of snapshots: named objects, whole namespaces (classes, registered objects), registries."""
+
+    def __init__(self, names: list[tuple[str, Any, str, Any]], objects: list[Any],
+                 registries: list[tuple[str, Any, str, Any, int]]) -> None:
+        self.names = names
+        # flat lists, so that the common case (nothing changed) is compared in C
+        self.flat = {
+            kind: ([m for _, m, _, _ in names if type(m) is kind], [k for _, m, k, _ in names if type(m) is kind],
+                   [v for _, m, _, v in names if type(m) is kind])
+            for kind in (dict, MappingProxyType)
+        }
+        self.spaces: list[tuple[str, Any, list, list]] = []
+        for obj in objects:
+            try:
+                mapping = vars(obj)
+            except TypeError:
+                continue
+            if isinstance(obj, type):
+                label = f"{obj.__module__}.{obj.__qualname__}"
+            else:
+                label = f"{type(obj).__module__}.{type(obj).__qualname__} {getattr(obj, 'id', '')}".rstrip()
+            self.spaces.append((label, mapping, list(mapping), list(mapping.values())))
+        self.registries = registries
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.proxies = [mapping for _, mapping, _, _ in self.spaces]
+        self.sizes = [len(values) for _, _, _, values in self.spaces]
+        self.values = [values for _, _, _, values in self.spaces]
+
+    def changes(self, changed: list[str]) -> None:
+        for kind, (mappings, keys, values) in self.flat.items():
+            if not all(map(is_, map(kind.get, mappings, keys), values)):
+                changed.extend(label for label, where, key, value in self.names
+                               if type(where) is kind and where.get(key, _MISSING) is not value)
+        for label, mapping, key, registry, size in self.registries:
+            if mapping.get(key) is not registry or len(registry) != size:
+                changed.append(label)
+        if list(map(len, self.proxies)) != self.sizes or not all(
+                map(is_, chain.from_iterable(map(_values, self.proxies)), chain.from_iterable(self.values))):
+            for label, mapping, keys, values in self.spaces:
+                if len(mapping) == len(values) and all(map(is_, mapping.values(), values)):
+                    continue
+                changed.extend(_space_changes(label, mapping, keys, values))
+            self.refresh()
+
+
+def _space_changes(label: str, mapping, keys: list, values: list) -> list[str]:
+    before = dict(zip(keys, values))
+    found = []
+    for key in set(before) | set(mapping):
+        if key in _CACHES:
+            continue
+        if mapping.get(key, _MISSING) is not before.get(key, _MISSING):
+            found.append(f"{label}.{key}")
+    if not found:  # only caches moved: take the namespace as it is now
+        keys[:] = list(mapping)
+        values[:] = list(mapping.values())
+    return found
+
+
+def _with_bases(classes: dict[int, Any]) -> dict[int, Any]:
+    """Add the bases of each class (a method patched on a base reaches every subclass)."""
+    for cls in list(classes.values()):
+        if isinstance(cls, type):
+            for base in cls.__mro__[1:]:
+                if base is not object and base.__module__ != "builtins":
+                    classes.setdefault(id(base), base)
+    return classes
+
+
+class TamperGuard:
+    """Identity snapshot of what the checks rely on; ``changes()`` lists what no longer matches.
+
+    Two tiers: the hot one (the watched names: torch's entry points, the clocks, json; the hook
+    registries; the mode stacks) is compared at every call; the cold one (every attribute of the watched
+    classes and their bases, builtins, every kata module's functions, classes and registered checks) at
+    least every ``COLD_EVERY`` seconds and whenever ``full=True`` (the reporter asks for it before every
+    event it sends).
     The objects themselves are held, so an id can never be reused by a replacement.
     """
 
+    COLD_EVERY = 0.05
+
     def __init__(self) -> None:
-        self._snapshot = self._take()
+        hot_names: list[tuple[str, Any, str, Any]] = []  # (label, namespace, key, object)
+        hot_classes: dict[int, Any] = {}
+        for path in _WATCHED:
+            where = _container(path)
+            if where is None:
+                continue
+            mapping, key = where
+            value = mapping.get(key, _MISSING)
+            if value is _MISSING:
+                continue
+            hot_names.append((path, mapping, key, value))
+            if isinstance(value, type):
+                hot_classes[id(value)] = value
+        for path in _WATCHED_CLASSES:
+            cls = _resolve(path)
+            if isinstance(cls, type):
+                hot_classes[id(cls)] = cls
+        registries: list[tuple[str, Any, str, Any, int]] = []
+        for path in _HOOK_REGISTRIES:
+            where = _container(path)
+            if where is None:
+                continue
+            mapping, key = where
+            registry = mapping.get(key)
+            if registry is not None:
+                registries.append((path, mapping, key, registry, len(registry)))
+        cold_names = [(f"builtins.{key}", vars(builtins), key, value)
+                      for key, value in list(vars(builtins).items()) if not key.startswith("_") and callable(value)]
+        cold_objects: dict[int, Any] = {}
+        cold_registries: list[tuple[str, Any, str, Any, int]] = []
+        for name, module in list(sys.modules.items()):
+            if not _is_kata(name) or module is None:
+                continue
+            namespace = vars(module)
+            for attr, value in list(namespace.items()):
+                if callable(value) and not attr.startswith("__"):
+                    cold_names.append((f"{name}.{attr}", namespace, attr, value))
+                    if isinstance(value, type) and _is_kata(getattr(value, "__module__", "") or ""):
+                        cold_objects[id(value)] = value
+                if isinstance(value, dict) and attr.isupper():  # a registry: REGISTRY, ...
+                    cold_registries.append((f"{name}.{attr}", namespace, attr, value, len(value)))
+                    for entry in list(value.values()):
+                        if hasattr(entry, "__dict__") and not isinstance(entry, type):
+                            cold_objects[id(entry)] = entry  # a registered object: its fields are watched too
+        spaces = {**_with_bases(hot_classes), **_with_bases(cold_objects)}
+        self._hot = _Tier(hot_names, [], registries)
+        self._cold = _Tier(cold_names, list(spaces.values()), cold_registries)
+        self._modes = self._mode_depths()
+        self._cold_at = monotonic()
 
     @staticmethod
-    def _take() -> dict[str, Any]:
-        snap = {path: _resolve(path) for path in _WATCHED}
-        for name, module in list(sys.modules.items()):
-            if name == "checker" or name.startswith("checker."):
-                for attr, value in list(vars(module).items()):
-                    if callable(value):
-                        snap[f"{name}.{attr}"] = value
-        return snap
+    def _mode_depths() -> tuple[int, int]:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return (0, 0)
+        c = torch._C
+        f = getattr(c, "_len_torch_function_stack", None)
+        d = getattr(c, "_len_torch_dispatch_stack", None)
+        return (f() if f else 0, d() if d else 0)
 
-    def changes(self) -> list[str]:
-        now = self._take()
-        return sorted(k for k, v in self._snapshot.items() if now.get(k) is not v)
+    def changes(self, full: bool = False) -> list[str]:
+        changed: list[str] = []
+        self._hot.changes(changed)
+        now = monotonic()
+        if full or now - self._cold_at >= self.COLD_EVERY:
+            self._cold.changes(changed)
+            self._cold_at = now
+        if self._mode_depths() != self._modes:
+            changed.append("torch's global function/dispatch modes")
+        return sorted(set(changed)) if changed else changed

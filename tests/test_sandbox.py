@@ -39,8 +39,9 @@ def in_train_epoch(code: str) -> str:
 
 
 def spawn_and_hang(marker: str) -> str:
-    """Code that starts a `sleep MARKER` grandchild, then never returns."""
-    return f"import subprocess\nsubprocess.Popen(['sleep', '{marker}'])\nwhile True:\n    pass"
+    """Code that tries to start a `sleep MARKER` grandchild (the sandbox refuses it), then never returns."""
+    return (f"import subprocess\ntry:\n    subprocess.Popen(['sleep', '{marker}'])\nexcept OSError:\n    pass\n"
+            "while True:\n    pass")
 
 
 def own_children() -> set[int]:
