@@ -24,8 +24,22 @@ def _child_setup() -> None:
 
 
 def _load(source: str, filename: str, rep: Reporter):
-    """Load and validate; on failure report ``file_error`` and return None."""
+    """Load and validate; on failure report ``file_error`` and return None.
+
+    Right before the file runs: a tamper guard the reporter consults before every event it sends, and
+    the audit hook (checker.hardening) that refuses, and reports at once, what no loop needs.
+    """
+    import tempfile
+
+    from checker.hardening import install_audit_hook
+    from checker.tamper import TamperGuard
+
     rep.start("load", timeout=LOAD_TIMEOUT)
+    guard = TamperGuard()
+    if hasattr(rep, "arm"):
+        rep.arm(lambda: guard.changes(full=True))
+    install_audit_hook(filename, lambda what: rep.send({"event": "tampered", "what": what}),
+                       private_dir=tempfile.tempdir)
     try:
         module = load_loop(source, filename)
     except LoopFileError as exc:
