@@ -559,6 +559,37 @@ def test_generate_makes_distinct_compiling_mutants_and_flags_known_equivalents()
     assert summaries["delete_statement(seed_everything: 'random.seed(seed)')"].equivalent is None
 
 
+def test_generate_recognises_equivalents_by_behaviour_and_caches_verdicts(lab, tmp_path):
+    """make_data and make_optimizer hold the issue's equivalents (test_size=50 removed: the default 0.25 of
+    200 is 50; the final `raise` of make_optimizer, never reached with sgd or adam): they are recognised,
+    not listed as gaps, while a real fault next to them (stratify=y removed) is killed. A second run
+    takes every verdict from the cache and grades nothing."""
+    from checker.mutation.generate import IDENTICAL, VerdictCache, generate_mutants, run_generated
+
+    generated = generate_mutants(functions=["make_data", "make_optimizer"])
+    by_summary = {g.summary: g.mutant.id for g in generated}
+    cache = VerdictCache(tmp_path / "cache.json", fingerprint="test")
+    graded: list[str] = []
+    result, behaviour, hits = run_generated(generated, lab=lab, cache=cache, on_done=lambda n, s: graded.append(n))
+    assert hits == 0 and len(graded) == len(generated) + 2  # every mutant and the reference, twice
+    status = {r.mutant.id: r.status for r in result.results}
+    test_size = by_summary["remove_argument(make_data: 'test_size=50')"]
+    assert status[test_size] == "Survived" and behaviour[test_size] == IDENTICAL
+    stratify = by_summary["remove_argument(make_data: 'stratify=y')"]
+    assert status[stratify] == "Killed" and behaviour[stratify] is None
+    gaps = [mid for mid, st in status.items() if st == "Survived"
+            and not behaviour.get(mid) and not next(g for g in generated if g.mutant.id == mid).equivalent]
+    assert gaps == []
+    graded.clear()
+    again, behaviour_again, hits = run_generated(generated, lab=lab, cache=VerdictCache(
+        tmp_path / "cache.json", fingerprint="test"), on_done=lambda n, s: graded.append(n))
+    assert graded == [] and hits == len(generated)
+    assert {r.mutant.id: r.status for r in again.results} == status and behaviour_again == behaviour
+    # another checker version: nothing is reused
+    other = VerdictCache(tmp_path / "cache.json", fingerprint="other")
+    assert all(other.get(g.source) is None for g in generated)
+
+
 # --------------------------------------------------------------------------- verify, for real
 
 

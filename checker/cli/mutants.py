@@ -154,10 +154,11 @@ def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool) -> No
 class _Progress:
     """Progress on stderr: a live bar on a terminal, one line per finished loop otherwise."""
 
-    def __init__(self, total: int, quiet: bool):
+    def __init__(self, total: int, quiet: bool, count: int | None = None):
         from checker.term import console
 
         self.quiet = quiet
+        self.count, self.finished = count, 0
         self.out = console(stderr=True)
         self.live = sys.stderr.isatty() and not quiet
         self.bar = None
@@ -185,11 +186,14 @@ class _Progress:
 
     def check(self, name: str, cid: str, status: str) -> None:
         if self.bar:
-            self.bar.update(self.task, advance=1, description=f"{name[:28]:<28} {cid}")
+            counter = f"{self.finished}/{self.count} " if self.count else ""
+            self.bar.update(self.task, advance=1, description=f"{counter}{name[:28]:<28} {cid}")
 
     def done(self, name: str, status: str) -> None:
+        self.finished += 1
         if not self.live and not self.quiet:
-            self.out.print(f"graded {name}")
+            counter = f"[{self.finished}/{self.count}] " if self.count else ""
+            self.out.print(f"{counter}graded {name}", markup=False, highlight=False)
 
 
 @mutants_group.command("verify")
@@ -338,13 +342,18 @@ def _record(ctx: click.Context, result) -> None:
     help="Write the generated mutants and their verdicts as a Stryker report.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@click.option("--no-cache", is_flag=True,
+              help="Grade every mutant again (verdicts are cached per mutated source and checker version).")
 @click.pass_context
-def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_path, quiet) -> None:
+def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_path, quiet, no_cache) -> None:
     """Apply every operator at every sensible place of the reference and list the survivors.
 
     A survivor is a change no check notices: a gap in the battery, or a change that makes no
-    difference (an equivalent mutant; the ones recognised are flagged with the reason).
-    Exit status: 0 when nothing survives except recognised equivalents, 1 otherwise.
+    difference (an equivalent mutant). Equivalents are recognised from the code (two statements that
+    share nothing, a CUDA-only line) and by behaviour (every check measured exactly the reference's
+    figures, e.g. an argument removed whose default gives the same); only the rest are listed as gaps.
+    Verdicts are cached per (mutated source, checker version) in $KATA_CACHE_DIR (else ~/.cache/kata),
+    so a re-run grades only what changed. Exit status: 0 when no gap is left, 1 otherwise.
     """
     from checker.mutation.generate import GenerateProblem, generate_mutants, render_generated, run_generated
     from checker.term import console
@@ -363,11 +372,16 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
         return
     from checker.checks import REGISTRY
     from checker.cli.common import prepared_lab
+    from checker.mutation.generate import VerdictCache
 
-    lab = prepared_lab("cpu")
-    with _Progress((len(generated) + 1) * len(REGISTRY), quiet) as progress:
-        result = run_generated(generated, lab=lab, on_check=progress.check, on_done=progress.done)
-    code = render_generated(result, generated, out)
+    cache = None if no_cache else VerdictCache()
+    todo = [g for g in generated if cache is None or cache.get(g.source) is None]
+    lab = prepared_lab("cpu") if todo or cache is None or cache.get(_reference()) is None else None
+    with _Progress((len(todo) + 2) * len(REGISTRY), quiet, count=len(todo) + 2) as progress:
+        result, behaviour, hits = run_generated(
+            generated, lab=lab, on_check=progress.check, on_done=progress.done, cache=cache
+        )
+    code = render_generated(result, generated, out, behaviour, hits)
     if json_path:
         from checker.mutation.report import write_json
 

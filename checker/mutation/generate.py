@@ -15,8 +15,14 @@ boolean argument flipped.
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
+import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -282,30 +288,229 @@ def generate_mutants(
     return out
 
 
+# --------------------------------------------------------------------------- running, with a cache
+
+CACHE_ENV = "KATA_CACHE_DIR"
+CACHE_FILE = "generate-cache.json"
+REFERENCE_AGAIN = "solutions/loop.py (again)"
+
+
+def cache_dir() -> Path:
+    """``$KATA_CACHE_DIR``, else ``$XDG_CACHE_HOME/kata``, else ``~/.cache/kata``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kata"
+
+
+def checker_fingerprint() -> str:
+    """The checker's version: kata's version, torch's, and a digest of the checker's grading code.
+
+    Any edit to a check, an instrument or the grading code changes it, so a cached verdict never
+    outlives the code that reached it (mutmut keys its cache the same way)."""
+    import checker
+
+    root = Path(checker.__file__).resolve().parent
+    digest = hashlib.sha256(checker.__version__.encode())
+    try:
+        import torch
+
+        digest.update(torch.__version__.encode())
+    except ImportError:  # pragma: no cover
+        pass
+    for path in sorted([*(root / name for name in VERDICT_MODULES), *root.glob("checks/*.py")]):
+        if not path.exists():
+            continue
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:24]
+
+
+VERDICT_MODULES = ("grading.py", "sandbox.py", "worker.py", "instruments.py", "tamper.py", "lab.py", "setting.py",
+                   "loading.py", "protocol.py")
+"""The checker's files a verdict depends on (beside checks/): the CLI, texts and reports do not count."""
+
+
+class VerdictCache:
+    """Verdicts by (mutated source, checker fingerprint), kept in one JSON file; written atomically."""
+
+    def __init__(self, path: Path | None = None, fingerprint: str | None = None):
+        self.path = path or cache_dir() / CACHE_FILE
+        self.fingerprint = fingerprint or checker_fingerprint()
+        try:
+            self.data: dict[str, dict] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+        if not isinstance(self.data, dict):
+            self.data = {}
+
+    def key(self, source: str) -> str:
+        return hashlib.sha256(f"{self.fingerprint}\n{source}".encode()).hexdigest()
+
+    def get(self, source: str) -> dict | None:
+        return self.data.get(self.key(source))
+
+    def put(self, source: str, entry: dict) -> None:
+        self.data[self.key(source)] = entry
+
+    def save(self) -> None:
+        from checker.catalogue import atomic_write
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(self.data))
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}/{k}"))
+        return out
+    if isinstance(value, list | tuple):
+        out = {f"{prefix}#len": len(value)}
+        for i, v in enumerate(value):
+            out.update(_flatten(v, f"{prefix}/{i}"))
+        return out
+    return {prefix: value}
+
+
+def _figures(report) -> dict[str, Any]:
+    """Everything the checks measured on one file, flattened: check/key/... -> value."""
+    out: dict[str, Any] = {}
+    for c in report.checks:
+        out.update(_flatten(c.measured, c.id))
+        out[f"{c.id}#status"] = c.status
+    return out
+
+
+def identical_behaviour(figures: dict[str, Any], reference: dict[str, Any], noisy: set[str]) -> bool:
+    """Did every check measure exactly what it measured on the reference (figures that differ between
+    two runs of the reference itself aside)?"""
+    keys = (set(figures) | set(reference)) - noisy
+    return bool(figures) and all(figures.get(k, _MISSING) == reference.get(k, _MISSING) for k in keys)
+
+
+_MISSING = object()
+IDENTICAL = ("every check measured exactly the same figures as on the reference: nothing the battery can "
+             "observe changes, so it is equivalent (behaviourally)")
+
+
 def run_generated(
     generated: Sequence[Generated],
     *,
     lab=None,
-    seeds: int = 1,
     on_check: Callable | None = None,
     on_done: Callable | None = None,
+    cache: VerdictCache | None = None,
+    reference: str | None = None,
 ):
-    from checker.mutation.verify import run_verify
-
-    return run_verify(
-        mutants=[g.mutant for g in generated], seeds=seeds, lab=lab, on_check=on_check, on_done=on_done
+    """Grade the generated mutants (those without a cached verdict) and the reference, twice: the second
+    run of the reference tells which figures vary by themselves. A survivor whose figures all equal the
+    reference's is marked equivalent. Returns (Verification, {mutant id: behavioural equivalence or None},
+    number of verdicts taken from the cache)."""
+    from checker.checks import ordered_ids
+    from checker.grading import Submission, grade
+    from checker.mutation.verify import (
+        REFERENCE_NAME,
+        ReferenceResult,
+        Verification,
+        build_sources,
+        settle,
     )
 
+    started = time.perf_counter()
+    ref_source = reference if reference is not None else reference_source()
+    ids = ordered_ids(None, device=getattr(lab, "device", "cpu"))
+    results = build_sources([g.mutant for g in generated], ref_source)
+    by_id = {r.mutant.id: r for r in results}
+    behaviour: dict[str, str | None] = {}
+    hits = 0
+    todo = []
+    for g in generated:
+        entry = cache.get(g.source) if cache else None
+        r = by_id[g.mutant.id]
+        if r.status != "Pending":
+            continue
+        if entry is None:
+            todo.append(r)
+            continue
+        hits += 1
+        r.status, r.reason, r.checks, r.messages = entry["status"], entry["reason"], entry["checks"], {}
+        behaviour[g.mutant.id] = IDENTICAL if entry.get("identical") else None
+    ref_entry = cache.get(ref_source) if cache else None
+    ref = ReferenceResult(seeds=[0])
+    if todo or ref_entry is None:
+        if lab is None:
+            from checker.lab import Lab
+            from checker.setting import import_heavy
 
-def render_generated(result, generated: Sequence[Generated], out) -> int:
-    """Print the survivors (the gaps) and the per-check kills; the exit code."""
+            import_heavy()
+            lab = Lab().prepare()
+        subs = [Submission(ref_source, REFERENCE_NAME), Submission(ref_source, REFERENCE_AGAIN)]
+        subs += [Submission(r.source, f"mutants/{r.mutant.id}.py") for r in todo]
+        names = {s.filename: (s.filename if i < 2 else todo[i - 2].mutant.id) for i, s in enumerate(subs)}
+
+        def _on_check(sub, res) -> None:
+            if on_check:
+                on_check(names[sub.filename], res.id, res.status)
+
+        def _on_report(report) -> None:
+            if on_done:
+                on_done(names[report.file], "error" if report.error else ("pass" if report.passed else "fail"))
+
+        reports = grade(subs, lab, check_ids=ids, workers=2, split=1, on_check=_on_check, on_report=_on_report)
+        first, again = reports[0], reports[1]
+        ref_figures = _figures(first)
+        again_figures = _figures(again)
+        noisy = {k for k in set(ref_figures) | set(again_figures)
+                 if ref_figures.get(k, _MISSING) != again_figures.get(k, _MISSING)}
+        if first.error is not None:
+            ref.error = f"{first.error_kind}: {first.error}"
+        for c in first.checks:
+            ref.verdicts[c.id] = [c.status]
+            if c.status != "pass":
+                ref.messages[c.id] = c.message.splitlines()[0] if c.message else ""
+        if cache is not None:
+            cache.put(ref_source, {"verdicts": ref.verdicts, "messages": ref.messages, "error": ref.error})
+        for r, report in zip(todo, reports[2:], strict=True):
+            settle(r, report)
+            same = r.status == "Survived" and identical_behaviour(_figures(report), ref_figures, noisy)
+            behaviour[r.mutant.id] = IDENTICAL if same else None
+            if cache is not None:
+                cache.put(r.source or "", {"status": r.status, "reason": r.reason, "checks": r.checks,
+                                           "identical": same})
+        if cache is not None:
+            cache.save()
+    else:
+        ref.verdicts, ref.messages, ref.error = ref_entry["verdicts"], ref_entry["messages"], ref_entry["error"]
+    verification = Verification(
+        reference=ref, results=results, check_ids=ids, reference_source=ref_source,
+        seconds={"total": time.perf_counter() - started}, config={"seeds": 1, "checks": ids, "workers": 2},
+    )
+    return verification, behaviour, hits
+
+
+def render_generated(result, generated: Sequence[Generated], out, behaviour: dict | None = None,
+                     cached: int = 0) -> int:
+    """Print the survivors (the gaps) and the per-check kills; the exit code.
+
+    A survivor is equivalent when the code shows it (``Generated.equivalent``) or when every check
+    measured the same figures as on the reference (``behaviour``)."""
     from rich.markup import escape
 
     from checker.mutation.verify import KILLED, SURVIVED, TIMEOUT
 
+    behaviour = behaviour or {}
     by_id = {g.mutant.id: g for g in generated}
+
+    def reason(mid: str) -> str | None:
+        return by_id[mid].equivalent or behaviour.get(mid)
+
     survivors = [r for r in result.results if r.status == SURVIVED]
-    gaps = [r for r in survivors if not by_id[r.mutant.id].equivalent]
+    gaps = [r for r in survivors if not reason(r.mutant.id)]
     flagged_killed = [
         r for r in result.results if r.status in (KILLED, TIMEOUT) and by_id[r.mutant.id].equivalent
     ]
@@ -316,17 +521,18 @@ def render_generated(result, generated: Sequence[Generated], out) -> int:
         f"{len(result.results)} generated mutants: {result.count(KILLED) + result.count(TIMEOUT)} killed, "
         f"{len(survivors)} survived ({len(survivors) - len(gaps)} recognised as equivalent); "
         f"score {result.score:.1f}% in {result.seconds.get('total', 0.0):.1f} s"
+        + (f" ({cached} verdict(s) from the cache)" if cached else "")
     )
     if gaps:
         out.print(f"[bold red]{len(gaps)} survivor(s) no check notices (gaps, or equivalents to judge):[/]")
         for r in gaps:
             g = by_id[r.mutant.id]
             out.print(f"  [red]-[/] {escape(r.mutant.id)}  [dim]{escape(g.summary)}[/]")
-    equivalents = [r for r in survivors if by_id[r.mutant.id].equivalent]
+    equivalents = [r for r in survivors if reason(r.mutant.id)]
     if equivalents:
         out.print("[dim]survivors recognised as equivalent:[/]")
         for r in equivalents:
-            out.print(f"[dim]  - {escape(r.mutant.id)}: {escape(by_id[r.mutant.id].equivalent or '')}[/]")
+            out.print(f"[dim]  - {escape(r.mutant.id)}: {escape(reason(r.mutant.id) or '')}[/]")
     if flagged_killed:
         out.print(
             "[yellow]flagged as equivalent but killed (the flag was wrong):[/] "
