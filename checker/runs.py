@@ -67,30 +67,36 @@ class _Seeds:
 
 
 def _count_steps(loop) -> tuple[list[int | None], Callable[[], None]]:
-    """Count optimizer steps per call of the file's train_epoch; (the counts, a function that undoes it)."""
-    from torch.optim.optimizer import register_optimizer_step_post_hook
+    """Count optimizer steps per call of the file's train_epoch; (the counts, a function that undoes it).
 
+    A step hook goes on each optimizer the file's make_optimizer builds (never a global one), and
+    the file's train_epoch is wrapped where its own fit() finds it, among the module's globals.
+    """
     total = [0]
     per_epoch: list[int | None] = []
+    originals = {"train_epoch": loop.train_epoch, "make_optimizer": loop.make_optimizer}
 
     def on_step(_optimizer, _args, _kwargs) -> None:
         total[0] += 1
 
-    handle = register_optimizer_step_post_hook(on_step)
-    original = loop.train_epoch
+    def make_optimizer(*args, **kwargs):
+        optimizer = originals["make_optimizer"](*args, **kwargs)
+        register = getattr(optimizer, "register_step_post_hook", None)
+        if callable(register):
+            register(on_step)
+        return optimizer
 
     def train_epoch(*args, **kwargs):
         before = total[0]
         try:
-            return original(*args, **kwargs)
+            return originals["train_epoch"](*args, **kwargs)
         finally:
             per_epoch.append(total[0] - before)
 
-    loop.train_epoch = train_epoch  # fit() finds train_epoch among the module's globals
+    loop.train_epoch, loop.make_optimizer = train_epoch, make_optimizer
 
     def undo() -> None:
-        handle.remove()
-        loop.train_epoch = original
+        loop.train_epoch, loop.make_optimizer = originals["train_epoch"], originals["make_optimizer"]
 
     return per_epoch, undo
 

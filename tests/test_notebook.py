@@ -271,3 +271,33 @@ def test_kata_next_notebook_writes_a_gradable_starter_notebook(tmp_path, runner,
 def test_starter_notebook_is_the_same_text_every_time():
     source = REFERENCE.read_text()
     assert starter_notebook(_kata(), "en", source=source) == starter_notebook(_kata(), "en", source=source)
+
+
+def test_a_syntax_error_shows_the_cells_code_not_the_notebooks_json(tmp_path, runner):
+    cells = [("markdown", "x"), ("code", "a = 1"), ("code", "b = 2\nc = = 3")]
+    path = write(tmp_path, "nb.ipynb", notebook(cells))
+    result = runner.invoke(main, ["check", str(path)])
+    assert result.exit_code == 2
+    excerpt = result.output.split("syntax error")[1]
+    assert "c = = 3" in excerpt and '"source"' not in excerpt and '"cell_type"' not in excerpt, result.output
+
+
+def test_what_you_changed_in_a_notebook_is_a_diff_of_its_code(tmp_path, runner, monkeypatch):
+    katas, work = tmp_path / "katas", tmp_path / "work"
+    katas.mkdir()
+    work.mkdir()
+    (katas / "010-zero-grad.toml").write_text(KATA_TOML)
+    monkeypatch.setenv("KATA_KATAS_DIR", str(katas))
+    assert runner.invoke(main, ["next", "--notebook", "--dir", str(work), "--lang", "en"]).exit_code == 0
+    path = work / "zero-grad.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "logits = model(x)" in cell.source:
+            cell.source = cell.source.replace("        logits = model(x)",
+                                              "        optimizer.zero_grad()\n        logits = model(x)", 1)
+    nbformat.write(nb, str(path))
+    result = runner.invoke(main, ["check", "--dir", str(work), "--lang", "en"])
+    assert result.exit_code == 0, result.output
+    diff = result.output.split("What you changed")[1]
+    assert "+        optimizer.zero_grad()" in diff
+    assert '"source"' not in diff and '\\n"' not in diff, diff

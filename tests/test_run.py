@@ -291,3 +291,56 @@ def test_json_is_strict_even_when_the_loss_is_nan(runner, lab, tmp_path, referen
     rows = json.loads(result.output, parse_constant=refuse)
     assert [r["train_loss"] for r in rows] == [None, None]
     assert all(isinstance(r["val_loss"], float) for r in rows)
+
+
+def test_sparkline_is_flat_below_print_precision():
+    from checker.term import sparkline
+
+    flat = [0.7520 + d for d in (0.00001, 0.00003, 0.0, 0.00002, 0.00004, 0.00003, 0.00004, 0.00001)]
+    line = sparkline(flat)
+    assert len(set(line)) == 1 and len(line) == len(flat)  # 0.7520 in every row draws no wiggle
+    assert len(set(sparkline([0.7520, 0.7521, 0.7522]))) == 3  # a change the table shows is drawn
+    assert sparkline([0.5, float("nan"), 0.5]).count("?") == 1
+
+
+def test_a_frozen_loss_draws_a_flat_curve_in_kata_run(runner, lab, tmp_path):
+    from checker.mutation import mutant_source
+
+    path = tmp_path / "frozen.py"
+    path.write_text(mutant_source("backward-missing"))
+    result = runner.invoke(main, ["run", str(path), "--epochs", "10"])
+    assert result.exit_code == 0, result.output
+    curve = next(line for line in result.output.splitlines() if line.startswith("train loss"))
+    assert len(set(curve.split()[2])) == 1, curve
+
+
+def test_help_says_the_data_comes_from_the_file(runner):
+    text = runner.invoke(main, ["run", "--help"]).output
+    assert "make_data" in text and "data is the lesson's" not in text.replace("\n", " ")
+
+
+def test_steps_column_counts_optimizer_steps(runner, lab):
+    result = runner.invoke(main, ["run", "--lesson", "--epochs", "2", "--batch-size", "8"])
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if "epoch" in line)
+    assert header.split()[-1] == "steps"
+    rows = [line.split() for line in result.output.splitlines() if line.split()[:1] in (["1"], ["2"])]
+    assert [r[-1] for r in rows] == [str(math.ceil(150 / 8))] * 2
+
+
+def test_lesson_or_path_one_of_the_two(runner):
+    for args in (["run"], ["run", str(REFERENCE), "--lesson"], ["trace"]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 2 and "--lesson" in result.output, (args, result.output)
+
+
+def test_trace_follows_batches_of_the_file(runner, lab):
+    result = runner.invoke(main, ["trace", str(REFERENCE), "--examples", "10", "--batch-size", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    trace = json.loads(result.output)
+    first = [b for b in trace["batches"] if b["epoch"] == 1]
+    assert [b["shape"] for b in first] == [[4, 2], [4, 2], [2, 2]]  # 10 items at batch size 4: 4, 4, 2
+    assert sorted(r for b in first for r in b["rows"]) == list(range(10)) and trace["steps"] == [3, 2 + 1]
+    assert all(b["labels_kept"] for b in trace["batches"])
+    text = runner.invoke(main, ["trace", str(REFERENCE)]).output
+    assert "step() called 2 times" in text and "xb shape" in text
