@@ -1,0 +1,42 @@
+"""README's promises: the set-up leaves nothing untracked in the repository, the test command is explained."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _section(title: str) -> str:
+    return README.split(f"## {title}")[1].split("\n## ")[0]
+
+
+def _ignored(path: str) -> bool:
+    done = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT, capture_output=True)
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs a git checkout")
+def test_the_quick_start_folder_is_outside_the_repository_or_ignored() -> None:
+    command = re.search(r"```bash\n(.*?)\n```", _section("Quick start"), re.S)[1]
+    folders = re.findall(r"mkdir -p (\S+)", command)
+    assert folders, command
+    for folder in folders:
+        outside = folder.startswith(("~", "/", "../"))
+        assert outside or _ignored(f"{folder}/a-kata.py"), f"`mkdir -p {folder}` leaves it untracked in the repo"
+    # the folder name README mentions for a working folder inside the repository is ignored too
+    assert _ignored("my-katas/a-kata.py") and _ignored("my-katas/.kata/progress.json")
+
+
+def test_the_test_command_says_where_how_long_and_what_is_skipped() -> None:
+    text = " ".join(_section("Quick start").split())
+    assert "from the repository root" in text
+    assert re.search(r"about\s+5 minutes", text)
+    assert "CUDA" in text and "skipped" in text
+    assert "python -m pytest -q" in text
