@@ -59,6 +59,8 @@ MUTANT_IDS = {
     "step-before-backward",
     "backward-missing",
     "data-unstratified",
+    "adam-weight-decay",
+    "split-test-size-habit",
 }
 SCHEMA = ROOT / "tests" / "data" / "mutation-testing-report-schema.json"
 
@@ -700,6 +702,21 @@ def test_the_html_renders_in_a_browser(survivor_run, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (1000, 800) and len(data) > 20_000  # a blank page compresses to far less
+
+
+@pytest.mark.parametrize("mutant_id, line", [
+    ("adam-weight-decay", "return torch.optim.Adam(model.parameters(), lr=lr, weight_decay=0.01)"),
+    ("split-test-size-habit", "X, y, test_size=0.2, random_state=seed, stratify=y"),
+])
+def test_the_mutants_written_in_toml_only_are_killed_by_their_declared_checks(lab, mutant_id, line):
+    """Issue 12's mutants: a keyword argument added or changed with set_keyword, no Python written."""
+    from checker.mutation.verify import run_verify
+
+    mutant = load_mutants()[mutant_id]
+    assert mutant.operator == "set_keyword" and line in mutant_source(mutant_id)
+    v = run_verify(mutants=[mutant], seeds=1, lab=lab, check_ids=list(mutant.killed_by))
+    assert v.reference.passed and v.results[0].status == "Killed", v.problems
+    assert v.results[0].missing == [] and not v.problems
 
 
 def test_a_declared_killer_that_does_not_kill_is_a_problem(lab):
