@@ -13,10 +13,10 @@ import click
 from rich.markup import escape
 
 from checker import messages as M
-from checker.cli.common import UsageProblem
 from checker.katas import Kata, reference_source
 from checker.progress import sha256
 from checker.session import Session, mutant_of, open_session, shown_path, starter_text
+from checker.usage import UsageProblem
 
 
 def out():
@@ -150,9 +150,9 @@ def not_yet(session: Session, kata: Kata, con) -> None:
 
 def practice_verdicts(session: Session, kata: Kata, con=None):
     """Read the answers, measure, compare: (verdicts, exercise). Bad answers files exit 2."""
-    from checker.cli.common import prepared_lab
     from checker.practice import EXERCISES, AnswersError, compare, read_answers
     from checker.runs import RunFailed
+    from checker.usage import prepared_lab
 
     exercise = EXERCISES[kata.practice.exercise]
     try:
@@ -225,6 +225,7 @@ def print_practice(session: Session, kata: Kata, verdicts, exercise, con) -> Non
 def show_solution(session: Session, kata: Kata) -> None:
     """The reference's version of the broken part (or, for practice, what the run measured), then reading."""
     import json
+
     from rich.syntax import Syntax
 
     from checker.diffs import changed_functions, changed_lines, print_diff, unified
@@ -233,9 +234,9 @@ def show_solution(session: Session, kata: Kata) -> None:
     con = out()
     con.print(f"[bold magenta]{escape(session.header(kata))}[/]")
     if kata.practice is not None:
-        from checker.cli.common import prepared_lab
         from checker.practice import EXERCISES
         from checker.runs import RunFailed
+        from checker.usage import prepared_lab
 
         try:
             measured = EXERCISES[kata.practice.exercise].measure(prepared_lab("cpu"))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from checker.cli.common import UsageProblem, current_lang, current_workdir
+from checker.cli.common import current_lang, current_workdir
 from checker.i18n import Message
 from checker.katas import Kata, KataFileError, UnknownKata, find_kata, load_katas, mutant_text, starter_source
 from checker.messages import (
@@ -32,6 +32,7 @@ from checker.messages import (
     UNKNOWN_KATA,
 )
 from checker.progress import Progress, ProgressError, resolve_workdir
+from checker.usage import UsageProblem
 
 
 @dataclass

@@ -16,9 +16,9 @@ from pathlib import Path
 from rich.markup import escape
 
 from checker import messages as M
-from checker.cli.common import UsageProblem
 from checker.katas import Kata
 from checker.session import Session, choose_next, open_kata, shown_path
+from checker.usage import UsageProblem
 
 
 def _digest(path: Path) -> str | None:
@@ -81,8 +81,8 @@ class Watch:
     """One `kata watch`: the file watched, the kata it belongs to (if any), how to re-check it."""
 
     def __init__(self, session: Session, target: Path, kata: Kata | None, device: str, stay: bool):
-        from checker.cli.common import prepared_lab
         from checker.learning import out
+        from checker.usage import prepared_lab
 
         self.session, self.target, self.kata, self.stay = session, target, kata, stay
         self.out = out()
@@ -129,10 +129,10 @@ class Watch:
                 return f"{'✓' if passed else '✗'} {text} — {seconds:.1f} s", "green" if passed else "red"
 
             return passed, summary, lambda: print_practice(session, self.kata, verdicts, exercise, out)
-        from checker.cli.common import read_loop_file
         from checker.formats import render_text
         from checker.grading import grade_one
         from checker.learning import loss_curve
+        from checker.usage import read_loop_file
 
         try:
             source, filename = read_loop_file(str(self.target))
@@ -171,7 +171,7 @@ class Watch:
         what_next(session, nxt, out)
         self.kata, self.target = nxt, path
         if nxt.practice is None and not hasattr(self, "lab"):
-            from checker.cli.common import prepared_lab
+            from checker.usage import prepared_lab
 
             self.lab = prepared_lab("cpu")
         return path

@@ -657,7 +657,8 @@ def test_what_you_changed_is_one_rich_diff(runner, workdir: Path) -> None:
     path = workdir / "fresh-grads.py"
     text = path.read_text()
     assert "optimizer.zero_grad()" not in text
-    path.write_text(text.replace("        logits = model(x)", "        optimizer.zero_grad()\n        logits = model(x)", 1))
+    fixed = text.replace("        logits = model(x)", "        optimizer.zero_grad()\n        logits = model(x)", 1)
+    path.write_text(fixed)
     result = kata(runner, "check")
     assert result.exit_code == 0
     after = result.output.split("What you changed")[1]

@@ -1,4 +1,5 @@
-"""What every command shares: the usage error (exit 2), the --lang and --dir options, loading a submission.
+"""What every command shares: the --lang and --dir options (and, from checker.usage, the usage error and
+loading a submission).
 
 ``--lang`` and ``--dir`` are declared once (``session_options``). The group takes them
 (`kata --lang es next`) and so does every learner command (`kata next --lang es`); either way
@@ -13,13 +14,7 @@ from dataclasses import dataclass
 import click
 
 from checker.i18n import LANGS, resolve_lang
-from checker.loading import LoopFileError, compile_source, read_source
-
-
-class UsageProblem(click.ClickException):
-    """A bad input: printed as 'Error: ...' with exit code 2, never a traceback."""
-
-    exit_code = 2
+from checker.usage import UsageProblem, prepared_lab, read_loop_file  # noqa: F401  (what commands share)
 
 
 @dataclass
@@ -80,43 +75,3 @@ def current_workdir(workdir: str | None) -> str | None:
         options = ctx.find_object(Options) if ctx is not None else None
         workdir = options.workdir if options is not None else None
     return workdir
-
-
-def read_loop_file(path: str) -> tuple[str, str]:
-    """Read and compile (without running) a loop file; any problem is a UsageProblem (exit 2)."""
-    try:
-        source, filename = read_source(path)
-        compile_source(source, filename)
-    except LoopFileError as exc:
-        raise UsageProblem(exc.message) from None
-    return source, filename
-
-
-def prepared_lab(device: str = "cpu"):
-    """Import torch and scikit-learn once, build the lab; children fork from here.
-
-    That takes a few seconds: on a terminal a transient status line says so (on stderr).
-    """
-    from checker.term import console
-
-    if device != "cpu" and not device.startswith("cuda"):
-        raise UsageProblem(f"--device {device}: use cpu or cuda[:N]")
-    err = console(stderr=True)
-    if not err.is_terminal:
-        return _prepare(device)
-    with err.status("importing torch and scikit-learn…", spinner="dots"):
-        return _prepare(device)
-
-
-def _prepare(device: str):
-    import checker.sandbox  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
-    from checker.setting import import_heavy
-
-    import_heavy()
-    import torch
-
-    from checker.lab import Lab
-
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
-    return Lab(device=device).prepare()

@@ -1,0 +1,53 @@
+"""What commands need before they work: a usage error (exit 2), a loop file read and compiled, the lab."""
+
+from __future__ import annotations
+
+import click
+
+from checker.loading import LoopFileError, compile_source, read_source
+
+
+class UsageProblem(click.ClickException):
+    """A bad input: printed as 'Error: ...' with exit code 2, never a traceback."""
+
+    exit_code = 2
+
+
+def read_loop_file(path: str) -> tuple[str, str]:
+    """Read and compile (without running) a loop file; any problem is a UsageProblem (exit 2)."""
+    try:
+        source, filename = read_source(path)
+        compile_source(source, filename)
+    except LoopFileError as exc:
+        raise UsageProblem(exc.message) from None
+    return source, filename
+
+
+def prepared_lab(device: str = "cpu"):
+    """Import torch and scikit-learn once, build the lab; children fork from here.
+
+    That takes a few seconds: on a terminal a transient status line says so (on stderr).
+    """
+    from checker.term import console
+
+    if device != "cpu" and not device.startswith("cuda"):
+        raise UsageProblem(f"--device {device}: use cpu or cuda[:N]")
+    err = console(stderr=True)
+    if not err.is_terminal:
+        return _prepare(device)
+    with err.status("importing torch and scikit-learn…", spinner="dots"):
+        return _prepare(device)
+
+
+def _prepare(device: str):
+    import checker.sandbox  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
+    from checker.setting import import_heavy
+
+    import_heavy()
+    import torch
+
+    from checker.lab import Lab
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+    return Lab(device=device).prepare()
