@@ -719,6 +719,18 @@ def test_the_mutants_written_in_toml_only_are_killed_by_their_declared_checks(la
     assert v.results[0].missing == [] and not v.problems
 
 
+def test_the_html_report_escapes_what_authors_write():
+    from checker.mutation.report import render_html
+    from checker.mutation.verify import MutantResult, ReferenceResult, Verification
+
+    m = Mutant("odd-title", "a <script>alert(1)</script> title", "d & e", (Step("delete_statement", "f", "x"),),
+               ("a.x",), "doc")
+    r = MutantResult(m, "Killed", "a.x: failed", "x = 1\n", {"a.x": "fail"})
+    page = render_html(Verification(ReferenceResult([0], {"a.x": ["pass"]}), [r], ["a.x"], "x = 0\n"))
+    assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "d &amp; e" in page
+    assert "<span class='add'>+x = 1</span>" in page and "<span class='del'>-x = 0</span>" in page
+
+
 def test_a_declared_killer_that_does_not_kill_is_a_problem(lab):
     from checker.mutation import load_mutants as load
     from checker.mutation.verify import run_verify

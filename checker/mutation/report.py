@@ -7,7 +7,6 @@ reports (mutation-testing-elements, dashboards) reads ours.
 
 from __future__ import annotations
 
-import html
 import inspect
 import os
 import platform
@@ -233,168 +232,58 @@ def write_json(v: Verification, path: str | Path) -> None:
 
 # --------------------------------------------------------------------------- HTML
 
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
-.summary{display:flex;gap:14px;flex-wrap:wrap;margin:12px 0 18px}
-.card{border:1px solid #d9dde5;border-radius:8px;padding:8px 14px;min-width:120px}
-.card b{display:block;font-size:22px}
-.ok{color:#11813a}.bad{color:#c0262d}.warn{color:#a86500}.dim{color:#7a8190}
-table.matrix{border-collapse:collapse;font-size:13px}
-.matrix th,.matrix td{border:1px solid #e3e6ec;padding:2px 5px;text-align:center}
-.matrix th.check{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;
-  font-weight:500;padding:6px 2px}
-.matrix td.name{text-align:left;white-space:nowrap;font-family:ui-monospace,Menlo,Consolas,monospace}
-.matrix td.name a{color:inherit;text-decoration:none}
-.matrix tr.ref td{background:#f3f7f3}
-.c-declared{background:#cdebd6;color:#0c5a28}.c-extra{background:#fbefc9;color:#7a5300}
-.c-missed{background:#f8c9cc;color:#8f141b;font-weight:700}.c-pass{color:#b3b8c2}
-.st-Killed,.st-Timeout{color:#11813a}.st-Survived,.st-RuntimeError,.st-CompileError{color:#c0262d;font-weight:700}
-.st-Ignored{color:#7a8190}
-.legend span{display:inline-block;padding:0 6px;margin-right:8px;border-radius:3px}
-.mutant{border:1px solid #e3e6ec;border-radius:8px;padding:10px 14px;margin:10px 0}
-.mutant h3{margin:0 0 4px;font-size:15px}.meta{color:#4a5262;font-size:13px}
-pre.diff{background:#f7f8fa;padding:8px;overflow-x:auto;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
-pre.diff .add{background:#e3f6e8;color:#0c5a28;display:block}
-pre.diff .del{background:#fde8ea;color:#8f141b;display:block}
-pre.diff .hunk{color:#5661a8;display:block}
-ul.problems li{color:#c0262d}
-"""
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _diff_html(lines: list[str]) -> str:
+def _diff_rows(lines: list[str]) -> list[tuple[str, str]]:
+    """(css class, text) for each line of a unified diff, without its two file headers."""
     out = []
     for line in lines[2:]:
-        cls = (
-            "add"
-            if line.startswith("+")
-            else "del"
-            if line.startswith("-")
-            else "hunk"
-            if line.startswith("@@")
-            else ""
-        )
-        out.append(f'<span class="{cls}">{_e(line)}</span>' if cls else _e(line) + "\n")
-    return "".join(out)
+        cls = "add" if line.startswith("+") else "del" if line.startswith("-") else (
+            "hunk" if line.startswith("@@") else "")
+        out.append((cls, line))
+    return out
+
+
+_CELL_CLASS = {"green": "c-declared", "yellow": "c-extra", "bold red": "c-missed", "dim": "c-pass"}
 
 
 def render_html(v: Verification) -> str:
-    """A self-contained page: inline CSS, no script, no network."""
+    """A self-contained page (inline CSS, no script, no network), from ``templates/verify.html.j2``."""
+    import jinja2
+
     from checker.checks import REGISTRY
 
     ref = v.reference
-    score_cls = "ok" if v.score == 100.0 and not v.problems else "bad"
+    errors = v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR)
     cards = [
-        ("mutation score", f"{v.score:.1f}%", score_cls),
+        ("mutation score", f"{v.score:.1f}%", "ok" if v.score == 100.0 and not v.problems else "bad"),
         ("killed", v.count(KILLED) + v.count(TIMEOUT), "ok"),
         ("survived", v.count(SURVIVED), "bad" if v.count(SURVIVED) else "ok"),
-        (
-            "errors",
-            v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR),
-            "bad" if v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR) else "ok",
-        ),
+        ("errors", errors, "bad" if errors else "ok"),
         ("ignored", v.count(IGNORED), "dim"),
-        (
-            "reference",
-            f"{'passes' if ref.passed else 'FAILS'} ×{len(ref.seeds)}",
-            "ok" if ref.passed else "bad",
-        ),
+        ("reference", f"{'passes' if ref.passed else 'FAILS'} ×{len(ref.seeds)}", "ok" if ref.passed else "bad"),
     ]
-    parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        "<meta name='viewport' content='width=device-width,initial-scale=1'>",
-        "<title>kata mutants verify</title><style>",
-        _CSS,
-        "</style></head><body>",
-        "<h1>kata mutants verify</h1>",
-        f"<div class='dim'>{len(v.results)} mutants of {_e(REFERENCE_NAME)} against "
-        f"{len(v.check_ids)} checks, {v.seconds.get('total', 0.0):.1f} s</div>",
-        "<div class='summary'>",
-        *(
-            f"<div class='card'><span class='dim'>{_e(k)}</span><b class='{c}'>{_e(val)}</b></div>"
-            for k, val, c in cards
-        ),
-        "</div>",
-    ]
-    problems = v.problems
-    if problems:
-        parts.append(f"<h2 class='bad'>{len(problems)} problem(s)</h2><ul class='problems'>")
-        parts += [f"<li>{_e(p)}</li>" for p in problems]
-        parts.append("</ul>")
-    parts.append("<h2>Kill matrix</h2><table class='matrix'><thead><tr><th>mutant</th><th>status</th>")
-    for cid in v.check_ids:
-        title = REGISTRY[cid].title.render("en") if cid in REGISTRY else cid
-        parts.append(f"<th class='check' title='{_e(title)}'>{_e(cid)}</th>")
-    parts.append(
-        "</tr></thead><tbody><tr class='ref'><td class='name'>reference</td>"
-        f"<td class='{'ok' if ref.passed else 'bad'}'>{'passes' if ref.passed else 'FAILS'}</td>"
-    )
-    for cid in v.check_ids:
-        statuses = ref.verdicts.get(cid, [])
-        good = statuses and all(s == "pass" for s in statuses)
-        parts.append(f"<td class='{'c-pass' if good else 'c-missed'}'>{'✓' if good else '✗'}</td>")
-    parts.append("</tr>")
+    checks = [(cid, REGISTRY[cid].title.render("en") if cid in REGISTRY else cid) for cid in v.check_ids]
+    reference_cells = [bool(ref.verdicts.get(cid)) and all(s == "pass" for s in ref.verdicts[cid])
+                       for cid in v.check_ids]
+    rows = []
     for r in v.results:
-        flag = (
-            " <b class='bad' title='a declared check did not kill it'>!</b>" if r.missing or r.unknown else ""
-        )
-        parts.append(
-            f"<tr><td class='name'><a href='#m-{_e(r.mutant.id)}'>{_e(r.mutant.id)}</a></td>"
-            f"<td class='st-{_e(r.status)}'>{_e(r.status)}{flag}</td>"
-        )
+        cells = []
         for cid in v.check_ids:
             glyph, style = cell(r, cid)
-            cls = {"green": "c-declared", "yellow": "c-extra", "bold red": "c-missed", "dim": "c-pass"}.get(
-                style, ""
-            )
-            status = r.checks.get(cid, "not run")
-            parts.append(
-                f"<td class='{cls}' title='{_e(r.mutant.id)} × {_e(cid)}: {_e(status)}'>{_e(glyph)}</td>"
-            )
-        parts.append("</tr>")
+            cells.append({"glyph": glyph, "cls": _CELL_CLASS.get(style, ""), "check": cid,
+                          "status": r.checks.get(cid, "not run")})
+        diff = _diff_rows(unified_diff(v.reference_source, r.source, r.mutant.id)) if r.source is not None else None
+        rows.append({"r": r, "m": r.mutant, "cells": cells, "flag": bool(r.missing or r.unknown), "diff": diff})
     kills = [sum(r.checks.get(c, "pass") != "pass" for r in v.results) for c in v.check_ids]
-    parts.append(
-        "<tr><td class='name dim'>kills per check</td><td></td>"
-        + "".join(f"<td class='{'bad' if k == 0 else 'dim'}'>{k}</td>" for k in kills)
-        + "</tr>"
+    env = jinja2.Environment(loader=jinja2.PackageLoader("checker", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("verify.html.j2").render(
+        v=v, ref=ref, cards=cards, checks=checks, reference_cells=reference_cells, rows=rows, kills=kills,
+        problems=v.problems, idle=v.idle_checks, reference_name=REFERENCE_NAME,
+        seconds=f"{v.seconds.get('total', 0.0):.1f}",
     )
-    parts.append("</tbody></table>")
-    parts.append(
-        "<p class='legend'><span class='c-declared'>●</span>killed by a declared check "
-        "<span class='c-extra'>○</span>killed by another check too "
-        "<span class='c-missed'>✗</span>a declared check did not kill it "
-        "<span class='c-pass'>·</span>passes; E / T: killed by an error / a timeout</p>"
-    )
-    idle = v.idle_checks
-    if idle:
-        parts.append(f"<p class='warn'>Checks that kill nothing: {_e(', '.join(idle))}</p>")
-    parts.append("<h2>Mutants</h2>")
-    for r in v.results:
-        m = r.mutant
-        parts.append(
-            f"<div class='mutant' id='m-{_e(m.id)}'><h3>{_e(m.id)} "
-            f"<span class='st-{_e(r.status)}'>{_e(r.status)}</span></h3>"
-        )
-        parts.append(f"<div><b>{_e(m.title)}</b>. {_e(m.description)}</div>")
-        parts.append(
-            f"<div class='meta'>operator: {_e(m.operator)} · declared killers: "
-            f"{_e(', '.join(m.killed_by))} · killed by: {_e(', '.join(r.killers) or 'nothing')}</div>"
-        )
-        parts.append(f"<div class='meta'>documented in: {_e(m.documented_in)}</div>")
-        if r.reason:
-            parts.append(f"<div class='meta'>{_e(r.reason)}</div>")
-        if r.source is not None:
-            parts.append(
-                f"<pre class='diff'>{_diff_html(unified_diff(v.reference_source, r.source, m.id))}</pre>"
-            )
-        parts.append("</div>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
 
 
 def write_html(v: Verification, path: str | Path) -> None:
-    Path(path).write_text(render_html(v), encoding="utf-8")
+    from checker.catalogue import atomic_write
+
+    atomic_write(Path(path), render_html(v))
