@@ -17,11 +17,39 @@ OUTPUT_DROPPED = Message(
     es="(tu bucle imprimió {dropped:,} bytes más, no mostrados)",
 )
 
+HELD = Message(en="held for review: {reasons}", es="retenido para revisión: {reasons}")
+HELD_TITLE = Message(
+    en="held for review: the file does what no training loop needs, so it is not reported as passing",
+    es="retenido para revisión: el archivo hace algo que ningún bucle de entrenamiento necesita, "
+    "así que no se da por aprobado",
+)
+
+
+def integrity(report: Report) -> list[str]:
+    """The integrity note's reasons (checker.integrity), [] when none."""
+    return list(getattr(report, "integrity", None) or [])
+
+
+def held_for_review(report: Report) -> bool:
+    held = getattr(report, "held_for_review", None)
+    return bool(integrity(report)) if held is None else bool(held)
+
+
+def passed(report: Report) -> bool:
+    """Whether to show the report as passing: never while it is held for review."""
+    return report.passed and not held_for_review(report)
+
+
 _MARKS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "error": ("!", "red"), "timeout": ("⧗", "red")}
 
 
 def render_json(report: Report) -> str:
-    return dumps(report.to_json(), indent=2)
+    data = report.to_json()
+    if held_for_review(report):  # whatever Report.to_json says, a held report is not a pass
+        data["passed"] = False
+        data.setdefault("integrity", integrity(report))
+        data["held_for_review"] = True
+    return dumps(data, indent=2)
 
 
 def render_text(report: Report, out, lang: str = "en", verbose: bool = False) -> None:
@@ -31,6 +59,7 @@ def render_text(report: Report, out, lang: str = "en", verbose: bool = False) ->
     if report.error is not None:
         out.print(f"[bold red]{escape(CANNOT_GRADE.render(lang, file=report.file))}[/]")
         out.print(escape(report.error))
+        _render_held(report, out, lang)
         return
     width = max((len(c.id) for c in report.checks), default=0)
     for res in report.checks:
@@ -41,10 +70,21 @@ def render_text(report: Report, out, lang: str = "en", verbose: bool = False) ->
                 out.print(f"    [dim]{escape(line)}[/]" if res.status == PASS else f"    {escape(line)}")
     n_pass = sum(c.passed for c in report.checks)
     summary = SUMMARY.render(lang, passed=n_pass, total=len(report.checks))
-    colour = "green" if report.passed else "red"
-    out.print(f"[bold {colour}]{summary}[/]" + (f" — {ALL_PASS.render(lang)}" if report.passed else ""))
+    ok = passed(report)
+    colour = "green" if ok else "red"
+    out.print(f"[bold {colour}]{summary}[/]" + (f" — {ALL_PASS.render(lang)}" if ok else ""))
     if report.output_dropped:
         out.print(f"[dim]{OUTPUT_DROPPED.render(lang, dropped=report.output_dropped)}[/]")
+    _render_held(report, out, lang)
+
+
+def _render_held(report: Report, out, lang: str) -> None:
+    from rich.markup import escape
+
+    if held_for_review(report):
+        out.print(f"[bold yellow]{escape(HELD_TITLE.render(lang))}[/]")
+        for reason in integrity(report):
+            out.print(f"    {escape(reason)}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,15 +118,19 @@ def gradescope_results(report: Report, lang: str = "en") -> dict:
     """The results.json object for one report; a file that cannot be graded scores 0 with the reason."""
     from checker import __version__
 
+    held = held_for_review(report)
+    note = HELD.render(lang, reasons="; ".join(integrity(report))) if held else ""
+    review = {"held_for_review": True, "integrity": integrity(report)} if held else {}
     if report.error is not None:
         output = f"{CANNOT_GRADE.render(lang, file=report.file)}\n{report.error}"
         learner = _learner_output(report, lang)
         return {
             "score": 0.0,
-            "output": output + (f"\n\n{learner}" if learner else ""),
+            "output": (f"{note}\n\n" if note else "") + output + (f"\n\n{learner}" if learner else ""),
             "output_format": "text",
             "tests": [],
-            "extra_data": {"kata_version": __version__, "file": report.file, "error_kind": report.error_kind},
+            "extra_data": {"kata_version": __version__, "file": report.file, "error_kind": report.error_kind,
+                           **review},
         }
     tests = [
         {
@@ -94,7 +138,7 @@ def gradescope_results(report: Report, lang: str = "en") -> dict:
             "name_format": "text",
             "number": str(i),
             "status": "passed" if res.passed else "failed",
-            "score": POINTS_PER_CHECK if res.passed else 0.0,
+            "score": POINTS_PER_CHECK if res.passed and not held else 0.0,
             "max_score": POINTS_PER_CHECK,
             "output": _check_output(res, lang),
             "output_format": "text",
@@ -107,12 +151,12 @@ def gradescope_results(report: Report, lang: str = "en") -> dict:
     summary = SUMMARY.render(lang, passed=n_pass, total=len(report.checks))
     learner = _learner_output(report, lang)
     return {
-        "score": n_pass * POINTS_PER_CHECK,
+        "score": 0.0 if held else n_pass * POINTS_PER_CHECK,
         "execution_time": round(sum(res.seconds for res in report.checks)),
-        "output": summary + (f"\n\n{learner}" if learner else ""),
+        "output": (f"{note}\n\n" if note else "") + summary + (f"\n\n{learner}" if learner else ""),
         "output_format": "text",
         "tests": tests,
-        "extra_data": {"kata_version": __version__, "file": report.file, "passed": report.passed},
+        "extra_data": {"kata_version": __version__, "file": report.file, "passed": passed(report), **review},
     }
 
 
@@ -175,6 +219,17 @@ def render_junit(report: Report, lang: str = "en") -> str:
             element = ET.SubElement(case, kind, attrs)
             element.text = _xml_text(f"{res.title}\n{_check_output(res, lang)}")
         tests = len(report.checks)
+    if held_for_review(report):
+        failures += 1
+        tests += 1
+        case = ET.SubElement(suite, "testcase", {"classname": "kata", "name": "integrity", "time": "0.000"})
+        reasons = integrity(report)
+        failure = ET.SubElement(case, "failure", {
+            "type": "held_for_review",
+            "message": _xml_text(_first_line(HELD.render(lang, reasons="; ".join(reasons)))),
+        })
+        failure.text = _xml_text("\n".join([HELD_TITLE.render(lang), *reasons]))
+        ET.SubElement(props, "property", {"name": "held_for_review", "value": "true"})
     learner = report.output
     if report.output_dropped:
         learner += ("\n" if learner else "") + OUTPUT_DROPPED.render(lang, dropped=report.output_dropped)
