@@ -84,7 +84,7 @@ class Watch:
         from checker.learning import out
         from checker.usage import prepared_lab
 
-        self.session, self.target, self.kata, self.stay = session, target, kata, stay
+        self.session, self.target, self.kata, self.stay, self.device = session, target, kata, stay, device
         self.out = out()
         if kata is None or kata.practice is None:
             self.lab = prepared_lab(device)
@@ -173,7 +173,7 @@ class Watch:
         if nxt.practice is None and not hasattr(self, "lab"):
             from checker.usage import prepared_lab
 
-            self.lab = prepared_lab("cpu")
+            self.lab = prepared_lab(self.device)
         return path
 
 
