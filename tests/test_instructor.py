@@ -74,7 +74,8 @@ def test_grades_csv_has_a_row_per_submission_and_a_column_per_check(graded):
         header = next(csv.reader(fh))
     from checker.checks import ordered_ids
 
-    assert header == ["submission", "passed", "score", *ordered_ids(list(GRADE_CHECKS)), "error"]
+    assert header == ["submission", "passed", "score", "points", "max_points", *ordered_ids(list(GRADE_CHECKS)),
+                      "integrity", "error"]
     assert [r["submission"] for r in rows] == [
         "a_correct.py", "b_no_zero_grad.py", "c_notebook.ipynb", "d_hangs.py", "e_crashes.py", "f_syntax.py"]
 
@@ -442,3 +443,174 @@ def test_contributing_walkthrough_works_as_written(tmp_path, runner, monkeypatch
     kata(next_args)
     assert (tmp_path / "try" / "lr-halves-too-soon.py").exists()
     assert "Look at what happens at the end of an epoch." in kata(hint_args)
+
+
+# --- grading a class with a course file: weights, feedback, changes since the last run -------------
+
+COURSE = """\
+title = "Lab 4: the training loop"
+
+[points]
+"data.lesson" = 1
+"optimizer.setup" = 2
+"steps.fresh_grads" = 3
+"loss.epoch_mean" = 2
+
+[read]
+"optimizer.setup" = "Lesson 4, section 5: build the optimizer from this model's own parameters"
+"""
+
+
+@pytest.fixture(scope="module")
+def twenty(tmp_path_factory):
+    """20 submissions (the reference and 19 mutants), graded once with a course file."""
+    from click.testing import CliRunner
+
+    from checker.mutation import load_mutants, mutant_source
+
+    folder = tmp_path_factory.mktemp("twenty")
+    (folder / "s00_reference.py").write_text(REFERENCE.read_text())
+    chosen = ["zero-grad-missing", "optimizer-other-model", "epoch-loss-batch-mean", "data-unstratified"]
+    chosen += [m for m in sorted(load_mutants()) if m not in chosen][: 19 - len(chosen)]
+    for i, mid in enumerate(chosen, start=1):
+        (folder / f"s{i:02d}_{mid}.py").write_text(mutant_source(mid))
+    course = folder.parent / "course.toml"
+    course.write_text(COURSE)
+    out = folder.parent / "out"
+    result = CliRunner().invoke(main, ["grade", str(folder), "-o", str(out), "--course", str(course),
+                                       "--lang", "en"])
+    assert result.exit_code == 0, result.output
+    return folder, course, out, result
+
+
+def _rows(out: Path) -> dict[str, dict]:
+    with (out / "grades.csv").open(newline="") as fh:
+        return {r["submission"]: r for r in csv.DictReader(fh)}
+
+
+def test_a_course_file_weighs_the_checks_that_count(twenty):
+    import tomllib
+
+    folder, course, out, _ = twenty
+    points = tomllib.loads(course.read_text())["points"]
+    rows = _rows(out)
+    assert len(rows) == 20
+    for name, row in rows.items():
+        earned = sum(p for cid, p in points.items() if row[cid] == "pass")
+        assert float(row["points"]) == earned and float(row["max_points"]) == sum(points.values()), name
+        assert float(row["score"]) == pytest.approx(earned / sum(points.values()), abs=1e-4), name
+    assert rows["s00_reference.py"]["score"] == "1.0000"
+    # only the course's checks were run
+    assert {k for k in next(iter(rows.values())) if "." in k} == set(points)
+    broken = rows["s01_zero-grad-missing.py"]
+    assert broken["steps.fresh_grads"] == "fail" and float(broken["points"]) <= 8 - 3
+    assert len({r["score"] for r in rows.values()}) >= 3  # the weights separate the submissions
+
+
+def test_each_student_gets_a_feedback_file_with_what_failed_and_what_to_read(twenty):
+    from checker.katas import load_katas
+    from checker.mutation import load_mutants
+
+    folder, _, out, _ = twenty
+    results = {e["submission"]: e for e in json.loads((out / "results.json").read_text())}
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == sorted(f"{n}.md" for n in results)
+    text = (out / "feedback" / "s01_zero-grad-missing.py.md").read_text()
+    entry = results["s01_zero-grad-missing.py"]
+    assert entry["feedback"] == "feedback/s01_zero-grad-missing.py.md"
+    assert f"**{entry['points']:g} of 8 points**" in text and "Lab 4: the training loop" in text
+    failed = [c for c in entry["checks"] if c["status"] != "pass"]
+    assert failed
+    mutants = load_mutants()
+    for c in failed:
+        assert f"`{c['id']}`" in text
+        assert c["message"].strip().splitlines()[0] in text  # the measured message, quoted
+        teaching = next(k for k in load_katas() if c["id"] in mutants[k.mutant].killed_by)
+        assert teaching.read.en in text and f"kata next {teaching.slug}" in text
+    other = (out / "feedback" / "s02_optimizer-other-model.py.md").read_text()
+    assert "Lesson 4, section 5: build the optimizer" in other  # the course's own [read] first
+    assert "Every check passes" in (out / "feedback" / "s00_reference.py.md").read_text()
+
+
+def test_grading_again_says_what_changed_and_why(twenty, tmp_path):
+    import shutil
+
+    from click.testing import CliRunner
+
+    folder, course, out, _ = twenty
+    again_in, again_out = tmp_path / "class", tmp_path / "out"
+    shutil.copytree(folder, again_in)
+    shutil.copytree(out, again_out)
+    before = _rows(out)
+    fixed = "s01_zero-grad-missing.py"
+    broke = "s00_reference.py"
+    (again_in / fixed).write_text(REFERENCE.read_text())
+    (again_in / broke).write_text((folder / fixed).read_text())
+    refused = CliRunner().invoke(main, ["grade", str(again_in), "-o", str(again_out), "--course", str(course)])
+    assert refused.exit_code == 2 and "--force" in refused.output
+    result = CliRunner().invoke(main, ["grade", str(again_in), "-o", str(again_out), "--course", str(course),
+                                       "--force", "--lang", "en"])
+    assert result.exit_code == 0, result.output
+    assert "2 submission(s) changed" in result.output
+    changes = (again_out / "changes.md").read_text()
+    listed = [line.split("|")[1].strip() for line in changes.splitlines() if line.startswith("| s")]
+    assert sorted(listed) == [broke, fixed]
+    after = _rows(again_out)
+    assert f"| {fixed} | {float(before[fixed]['score']):.4f} | 1.0000 | steps.fresh_grads fail -> pass" in changes
+    assert f"| {broke} | 1.0000 | {float(after[broke]['score']):.4f} | " in changes
+    assert "steps.fresh_grads pass -> fail" in changes
+    assert not list(again_out.glob(".*.tmp"))
+
+
+def test_bad_course_files_are_usage_errors(tmp_path, runner):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "a.py").write_text("x = 1\n")
+    cases = {
+        "unknown.toml": ('[points]\n"steps.nope" = 1\n', "unknown check(s) steps.nope"),
+        "zero.toml": ('[points]\n"steps.overfit" = 0\n', "points must be a number above 0"),
+        "empty.toml": ("[points]\n", "lists no check"),
+        "extra.toml": ('colour = "red"\n[points]\n"steps.overfit" = 1\n', "unknown field(s) `colour`"),
+        "broken.toml": ("[points\n", "not valid TOML"),
+    }
+    for name, (text, expected) in cases.items():
+        (tmp_path / name).write_text(text)
+        result = runner.invoke(main, ["grade", str(folder), "-o", str(tmp_path / "out"),
+                                      "--course", str(tmp_path / name)])
+        assert result.exit_code == 2 and expected in result.output and "Traceback" not in result.output, name
+    assert not (tmp_path / "out").exists()
+
+
+def test_integrity_reasons_reach_the_csv_and_the_feedback(tmp_path):
+    from checker.gradebook import Course, write_gradebook
+    from checker.grading import CheckResult, Report
+
+    report = Report("sneaky.py", checks=[CheckResult("steps.overfit", "steps", "overfit 8", "pass", "ok")])
+    report.integrity = ["reads the file it is graded from"]
+    write_gradebook([report], Course.equal(["steps.overfit"]), tmp_path)
+    row = _rows(tmp_path)["sneaky.py"]
+    assert row["integrity"] == "reads the file it is graded from"
+    feedback = (tmp_path / "feedback" / "sneaky.py.md").read_text()
+    assert "Held for review" in feedback and "reads the file it is graded from" in feedback
+
+
+def test_grade_files_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    import os
+
+    from checker import catalogue
+    from checker.gradebook import Course, write_gradebook
+    from checker.grading import CheckResult, Report
+
+    (tmp_path / "grades.csv").write_text("the old grades\n")
+    report = Report("a.py", checks=[CheckResult("steps.overfit", "steps", "overfit 8", "fail", "no")])
+    real = os.replace
+
+    def failing(src, dst):
+        if str(dst).endswith("grades.csv"):
+            raise OSError(28, "No space left on device")
+        return real(src, dst)
+
+    monkeypatch.setattr(catalogue.os, "replace", failing)
+    with pytest.raises(OSError):
+        write_gradebook([report], Course.equal(["steps.overfit"]), tmp_path)
+    assert (tmp_path / "grades.csv").read_text() == "the old grades\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -21,7 +21,8 @@ GRADED = Message(
     es="Evaluadas {total} entrega(s) en {seconds:.0f} s: {passed} pasan todas las comprobaciones, {failed} "
        "fallan alguna, {ungradable} no se pueden evaluar.",
 )
-WRITTEN = Message(en="Wrote {csv} and {json}", es="Escritos {csv} y {json}")
+WRITTEN = Message(en="Wrote {csv}, {json} and a feedback file per submission in {feedback}",
+                  es="Escritos {csv}, {json} y un archivo de comentarios por entrega en {feedback}")
 MOST_FAILED = Message(en="Checks failed most", es="Comprobaciones más falladas")
 CANNOT = Message(en="Cannot be graded", es="No se pueden evaluar")
 NONE_FAILED = Message(en="No check failed on any graded submission.",
@@ -54,10 +55,10 @@ def _print_summary(reports, lang: str, seconds: float, out_dir: Path) -> None:
         table = Table(title=MOST_FAILED.render(lang), title_justify="left", box=None, pad_edge=False)
         table.add_column("check")
         table.add_column("not passed", justify="right")
-        table.add_column("fail / error / timeout", justify="right")
+        table.add_column("fail / error / timeout / skipped", justify="right")
         for cid, n, statuses in summary.failing_checks[:10]:
-            table.add_row(cid, f"{n}/{graded}",
-                          f"{statuses['fail']} / {statuses['error']} / {statuses['timeout']}")
+            table.add_row(cid, f"{n}/{graded}", " / ".join(
+                str(statuses[s]) for s in ("fail", "error", "timeout", "skipped")))
         out.print(table)
     elif graded:
         out.print(NONE_FAILED.render(lang))
@@ -68,36 +69,41 @@ def _print_summary(reports, lang: str, seconds: float, out_dir: Path) -> None:
             first = report.error.strip().splitlines()[0] if report.error.strip() else report.error_kind
             kind = escape(f"[{report.error_kind}]")
             out.print(f"  {escape(Path(report.file).name)}  {kind} {escape(first)}")
-    out.print(WRITTEN.render(lang, csv=out_dir / "grades.csv", json=out_dir / "results.json"))
+    out.print(WRITTEN.render(lang, csv=out_dir / "grades.csv", json=out_dir / "results.json",
+                             feedback=out_dir / "feedback"))
 
 
-@click.command("grade", short_help="Grade a folder of submissions into grades.csv and results.json.")
+@click.command("grade", short_help="Grade a folder of submissions: grades, feedback, changes since last time.")
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="Folder for grades.csv and results.json (created if missing).")
+              help="Folder for grades.csv, results.json and feedback/ (created if missing).")
+@click.option("--course", "course_path", type=click.Path(path_type=Path), default=None,
+              help="A course file (TOML): the checks that count and their points, what to read.")
 @click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Submissions graded at the same time (one core each).")
 @click.option("--timeout", type=click.FloatRange(min=0.5), default=None,
               help="Seconds one check may run on one submission (default: each check's own limit).")
 @click.option("--only", multiple=True, metavar="CHECK_ID", help="Grade only this check (repeatable).")
-@click.option("--force", is_flag=True, help="Overwrite grades.csv and results.json in OUT.")
+@click.option("--force", is_flag=True,
+              help="Grade again into an OUT that holds grades; the new grades are compared with them.")
 @lang_option
-def grade_cmd(directory: Path, out_dir: Path, workers: int, timeout: float | None, only: tuple[str, ...],
-              force: bool, lang: str | None) -> None:
-    """Grade every .py and .ipynb file in DIRECTORY into OUT/grades.csv and OUT/results.json.
+def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers: int, timeout: float | None,
+              only: tuple[str, ...], force: bool, lang: str | None) -> None:
+    """Grade every .py and .ipynb file in DIRECTORY into OUT.
 
     Each submission runs in its own sandboxed process with a time limit per check; one that
     hangs or crashes is recorded as such and the others are graded as usual. A file that
-    cannot be read or compiled is listed as ungradable, with the reason. Exit status 0 once
+    cannot be read or compiled is listed as ungradable, with the reason.
+
+    OUT gets grades.csv, results.json and feedback/<submission>.md (what failed, what was
+    measured, what to read), all written at the end, each file atomically. With --course, the
+    course file's [points] say which checks count and what each is worth. Grading again into
+    the same OUT (--force) writes changes.md: what changed since, and why. Exit status 0 once
     the gradebook is written, 2 for a bad argument.
     """
-    from checker.gradebook import (
-        existing_outputs,
-        find_submissions,
-        grade_folder,
-        write_grades_csv,
-        write_results_json,
-    )
+    from checker.checks import REGISTRY
+    from checker.gradebook import Course, CourseFileError, existing_outputs, find_submissions, grade_folder, load_course
+    from checker.gradebook import write_gradebook as write
 
     lang = current_lang(lang)
     if not directory.exists():
@@ -111,9 +117,17 @@ def grade_cmd(directory: Path, out_dir: Path, workers: int, timeout: float | Non
         raise UsageProblem(f"-o {out_dir}: that is a file, not a folder")
     clash = existing_outputs(out_dir) if out_dir.is_dir() else []
     if clash and not force:
-        raise UsageProblem(f"{', '.join(map(str, clash))} already exist(s); use --force to overwrite, "
-                           "or choose another -o folder")
-    ids = _check_ids(only)
+        raise UsageProblem(f"{', '.join(map(str, clash))} already exist(s); use --force to grade again (the new "
+                           "grades are compared with these, in changes.md), or choose another -o folder")
+    if course_path is not None and only:
+        raise UsageProblem("--course and --only both choose the checks: list them in the course file's [points]")
+    if course_path is not None:
+        try:
+            course = load_course(course_path, list(REGISTRY))
+        except CourseFileError as exc:
+            raise UsageProblem(str(exc)) from None
+    else:
+        course = Course.equal(_check_ids(only))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -129,12 +143,38 @@ def grade_cmd(directory: Path, out_dir: Path, workers: int, timeout: float | Non
                   TextColumn("{task.fields[last]}"), console=console(stderr=True)) as bar:
         task = bar.add_task(PROGRESS.render(lang), total=len(paths), last="")
         reports = grade_folder(
-            paths, lab, check_ids=ids, workers=workers, timeout=timeout, lang=lang,
+            paths, lab, check_ids=course.check_ids, workers=workers, timeout=timeout, lang=lang,
             on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
         )
-    write_grades_csv(reports, ids, out_dir / "grades.csv")
-    write_results_json(reports, out_dir / "results.json")
+    try:
+        written = write(reports, course, out_dir, lang=lang)
+    except OSError as exc:
+        raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
     _print_summary(reports, lang, time.monotonic() - started, out_dir)
+    if written.changes is not None:
+        _print_changes(written.changes, lang, out_dir)
+
+
+CHANGED = Message(en="Since the previous grading: {n} submission(s) changed (details in {path})",
+                  es="Desde la evaluación anterior: {n} entrega(s) cambiaron (detalles en {path})")
+UNCHANGED = Message(en="Since the previous grading: nothing changed.",
+                    es="Desde la evaluación anterior: nada cambió.")
+
+
+def _print_changes(changes, lang: str, out_dir: Path) -> None:
+    from rich.markup import escape
+
+    from checker.term import console
+
+    out = console()
+    if not changes:
+        out.print(UNCHANGED.render(lang))
+        return
+    out.print(CHANGED.render(lang, n=len(changes), path=out_dir / "changes.md"))
+    for ch in changes[:20]:
+        before = "—" if ch.before is None else f"{ch.before:.2f}"
+        after = "—" if ch.after is None else f"{ch.after:.2f}"
+        out.print(f"  {escape(ch.submission)}  {before} -> {after}  [dim]{escape(ch.why)}[/]")
 
 
 # ---------------------------------------------------------------------------------------------
