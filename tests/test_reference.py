@@ -128,9 +128,10 @@ def test_make_optimizer_judge_compares_every_setting_but_implementation_flags():
 def _train_answers(weights_delta: float = 0.0, loss: float = 0.5, checker_ok: bool = True) -> tuple[dict, dict]:
     d = TrainDraw(optimizer="adam", lr=0.01, batch_size=20, loader_seed=3, model_seed=4, epochs=1,
                   scheduler=None, step_size=1, gamma=0.5, clip=0.3).__dict__
-    want = {"draw": d, "loss": 0.5, "weights": [[[2], [1.0, 2.0]]]}
+    adam = {"class": "Adam", "groups": [{"lr": 0.01, "betas": [0.9, 0.999], "weight_decay": 0.0}]}
+    want = {"draw": d, "loss": 0.5, "weights": [[[2], [1.0, 2.0]]], "optimizer": adam}
     mine = {"draw": d, "loss": loss, "weights": [[[2], [1.0, 2.0 + weights_delta]]],
-            "with_checker_optimizer": [[[2], [1.0, 2.0 if checker_ok else 2.5]]]}
+            "optimizer": adam if checker_ok else {**adam, "groups": [{**adam["groups"][0], "weight_decay": 0.01}]}}
     return mine, want
 
 
@@ -138,10 +139,10 @@ def test_train_epoch_judge_blames_the_optimizer_or_the_loop():
     mine, want = _train_answers()
     v, en, _ = judge("reference.train_epoch", mine, want)
     assert v.passed and "Adam lr=0.01, batch_size=20, clip_norm=0.3" in en
-    mine, want = _train_answers(weights_delta=0.01)
-    v, en, es = judge("reference.train_epoch", mine, want)
-    assert not v.passed and "comes from make_optimizer" in en and "viene de make_optimizer" in es
     mine, want = _train_answers(weights_delta=0.01, checker_ok=False)
+    v, en, es = judge("reference.train_epoch", mine, want)
+    assert not v.passed and "see reference.make_optimizer" in en and "mira reference.make_optimizer" in es
+    mine, want = _train_answers(weights_delta=0.01)
     v, en, _ = judge("reference.train_epoch", mine, want)
     assert "training steps themselves" in en
     mine, want = _train_answers(weights_delta=1e-7)
@@ -157,7 +158,7 @@ def test_fit_judge_names_the_epoch_and_key():
     rows = [{"epoch": 1, "lr": 0.3, "train_loss": 0.6, "val_loss": 0.5, "val_acc": 0.8},
             {"epoch": 2, "lr": 0.15, "train_loss": 0.4, "val_loss": 0.45, "val_acc": 0.84}]
     want = {"draw": d, "history": rows, "weights": [[[1], [1.0]]]}
-    assert judge("reference.fit", {**want, "with_checker_optimizer": want["weights"]}, want)[0].passed
+    assert judge("reference.fit", want, want)[0].passed
     late = [rows[0], {**rows[1], "lr": 0.3}]
     v, en, _ = judge("reference.fit", {**want, "history": late}, want)
     assert "epoch 2's lr is 0.3; the reference's is 0.15" in en and "StepLR(step_size=1, gamma=0.5)" in en
@@ -232,7 +233,7 @@ def test_no_reference_answer_is_never_a_pass(lab, monkeypatch):
     real = module.make_data.measure
 
     def dying(loop, lab_):
-        if getattr(loop, "__kata_reference__", False):
+        if getattr(loop, "__file__", "") == "reference/loop.py":
             import os
 
             os._exit(3)
