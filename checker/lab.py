@@ -30,6 +30,20 @@ def warm_up_torch() -> None:
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             sched.step()
+    # torch patches an optimizer class's step() the first time one is built: do it here for the
+    # recording optimizers too, so the children's tamper guard never sees torch's own patching
+    from checker.instruments import RecordingAdam, RecordingCosineLR, RecordingSGD, RecordingStepLR, Tape
+
+    tape = Tape()
+    for cls in (RecordingSGD, RecordingAdam):
+        optimizer = cls(model.parameters(), lr=0.1, tape=tape, model=model)
+        schedulers = (RecordingStepLR(optimizer, step_size=10, gamma=0.5, tape=tape),
+                      RecordingCosineLR(optimizer, T_max=3, tape=tape))
+        for sched in schedulers:
+            optimizer.zero_grad()
+            loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)).backward()
+            optimizer.step()
+            sched.step()
     torch.random.set_rng_state(state)
 
 
