@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import libcst as cst
-
 from checker.catalogue import (
     BOOL,
     POSITIVE_INT,
@@ -33,7 +31,6 @@ from checker.catalogue import (
     refuse_unknown,
     take,
 )
-from checker.mutation.operators import OPERATORS, OperatorError, TargetError, apply_step, operator_params
 
 ENV_DIR = "KATA_MUTANTS_DIR"
 ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -144,15 +141,20 @@ MUTANT_FIELDS = {f.name for f in MUTANT_SCHEMA} | {"steps"}
 STEP_FIELDS = {f.name for f in STEP_SCHEMA}
 
 
-def _step(data: dict, where: str) -> Step:
+def _step(data: dict, where: str, *, check_operator: bool = True) -> Step:
     values = take(data, STEP_SCHEMA, where, MutantFileError)
     operator = values["operator"]
+    args = {k: v for k, v in data.items() if k not in STEP_FIELDS}
+    if not check_operator:  # reading for `kata list` (no libcst): apply() and verify check the rest
+        return Step(operator, values["function"], values["target"], args, bool(values["every"]),
+                    values["call"], values["occurrence"])
+    from checker.mutation.operators import OPERATORS, operator_params
+
     if operator not in OPERATORS:
         raise MutantFileError(
             f"{where}: field `operator`: unknown operator {operator!r} (known: {', '.join(OPERATORS)})"
         )
     required, optional = operator_params(operator)
-    args = {k: v for k, v in data.items() if k not in STEP_FIELDS}
     for key in args:
         if key not in required and key not in optional:
             allowed = ", ".join(sorted(STEP_FIELDS | set(required) | set(optional)))
@@ -168,7 +170,7 @@ def _step(data: dict, where: str) -> Step:
                 values["call"], values["occurrence"])
 
 
-def _check_data(data: dict, path: Path) -> Mutant:
+def _check_data(data: dict, path: Path, *, check_operators: bool = True) -> Mutant:
     where = str(path)
 
     def hint(f: Field) -> str:
@@ -197,11 +199,12 @@ def _check_data(data: dict, path: Path) -> Mutant:
                     f"{where}: field `{key}` given both at the top and in [[steps]]; "
                     "with steps, every step carries its own"
                 )
-        steps = tuple(_step(s, f"{where}: steps[{i}]") for i, s in enumerate(data["steps"]))
+        steps = tuple(_step(s, f"{where}: steps[{i}]", check_operator=check_operators)
+                      for i, s in enumerate(data["steps"]))
         step_data: dict = {}
     else:
         step_data = {k: v for k, v in data.items() if k not in MUTANT_FIELDS}
-        steps = (_step(step_data, where),)
+        steps = (_step(step_data, where, check_operator=check_operators),)
     refuse_unknown(data, MUTANT_FIELDS | set(step_data), where, MutantFileError)
     return Mutant(
         id=mid, title=values["title"], description=values["description"], steps=steps,
@@ -215,17 +218,19 @@ def parse_mutant(text: str, path: Path) -> Mutant:
     return _check_data(loads_toml(text, path, MutantFileError), path)
 
 
-def load_mutants(mutants_dir: str | os.PathLike | None = None) -> dict[str, Mutant]:
+def load_mutants(mutants_dir: str | os.PathLike | None = None, *, check_operators: bool = True) -> dict[str, Mutant]:
     """Every ``*.toml`` mutant in the folder (see ``resolve_dir``), by id, sorted by id.
 
     Each file is parsed once per process while it is unchanged (``checker.catalogue.read_toml``).
+    ``check_operators=False`` skips checking operator names and arguments, so libcst is not imported
+    (``kata list`` telling drafts apart; a mutant that cannot apply is never proven anyway).
     """
     root = resolve_dir(mutants_dir)
     if not root.is_dir():
         raise MutantFileError(f"{root}: no such mutants folder")
     found: dict[str, Mutant] = {}
     for path in sorted(root.glob("*.toml")):
-        mutant = _check_data(read_toml(path, MutantFileError), path)
+        mutant = _check_data(read_toml(path, MutantFileError), path, check_operators=check_operators)
         found[mutant.id] = mutant
     return found
 
@@ -235,6 +240,10 @@ def load_mutants(mutants_dir: str | os.PathLike | None = None) -> dict[str, Muta
 
 def apply(mutant: Mutant, reference_source: str) -> str:
     """The reference with every step of ``mutant`` applied; MutantError names the mutant and target."""
+    import libcst as cst
+
+    from checker.mutation.operators import OperatorError, TargetError, apply_step
+
     try:
         module = cst.parse_module(reference_source)
     except cst.ParserSyntaxError as exc:
