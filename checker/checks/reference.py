@@ -529,9 +529,11 @@ TRAIN_WEIGHTS = Message(
     "{diff:.3g} (relativo, en los pesos {where}). {blame}",
 )
 BLAME_OPTIMIZER = Message(
-    en="The optimizer make_optimizer built is not the reference's (see reference.make_optimizer): start there",
-    es="El optimizador que creó make_optimizer no es el de la referencia (mira reference.make_optimizer): "
-    "empieza por ahí",
+    en="The optimizer make_optimizer built is not the reference's (another class, another setting, or not "
+    "exactly this model's parameters: see reference.make_optimizer and optimizer.setup): start there",
+    es="El optimizador que creó make_optimizer no es el de la referencia (otra clase, otro ajuste, o no "
+    "exactamente los parámetros de este modelo: mira reference.make_optimizer y optimizer.setup): empieza por "
+    "ahí",
 )
 BLAME_LOOP = Message(
     en="make_optimizer built the reference's optimizer, so the training steps themselves do something else",
@@ -554,12 +556,14 @@ FIT_VALUE = Message(
 )
 
 
-def _settings(opt) -> dict:
-    """What of an optimizer changes the update: its class and every group's settings."""
+def _settings(opt, model) -> dict:
+    """What of an optimizer changes the update: its class, every group's settings, and whose parameters it holds."""
     groups = getattr(opt, "param_groups", None) or []
+    held = [id(p) for g in groups if isinstance(g, dict) for p in g.get("params", [])]
     return {"class": _optimizer_class(opt),
             "groups": [{str(k): _plain(v) for k, v in g.items() if k != "params" and k not in IMPLEMENTATION_FLAGS}
-                       for g in groups if isinstance(g, dict)]}
+                       for g in groups if isinstance(g, dict)],
+            "holds_the_model": sorted(held) == sorted(id(p) for p in model.parameters())}
 
 
 def _training(loop, lab, d, *, fit: bool) -> dict:
@@ -571,7 +575,7 @@ def _training(loop, lab, d, *, fit: bool) -> dict:
     model = lesson_mlp(d.model_seed, device=lab.device)
     loader = _loader(lab.data.X_train, lab.data.y_train, d.batch_size, d.loader_seed)
     optimizer = loop.make_optimizer(model, name=d.optimizer, lr=d.lr)
-    settings = _settings(optimizer)  # before training: a scheduler changes the lr as it goes
+    settings = _settings(optimizer, model)  # before training: a scheduler changes the lr as it goes
     if fit:
         history = loop.fit(model, optimizer, loader, nn.CrossEntropyLoss(), d.epochs,
                            scheduler=_scheduler(optimizer, d), val=(lab.data.X_val, lab.data.y_val),

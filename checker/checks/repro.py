@@ -78,7 +78,7 @@ def seeds(loop, lab) -> dict:
                  for i in yb.reshape(-1)]
         scramble_global_rng(rng + 200)
         loader = loop.make_loader(X, y, batch_size=32, seed=0)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer = loop.make_optimizer(model, name="sgd", lr=0.1)
         scramble_global_rng(rng + 300)
         history = loop.fit(model, optimizer, loader, nn.CrossEntropyLoss(), EPOCHS, val=(lab.data.X_val,
                            lab.data.y_val), device=lab.device)
