@@ -246,72 +246,113 @@ def drafts_wanted() -> bool:
     return os.environ.get(DRAFTS_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def _placeholders(where: str, texts: Mapping[str, Any]) -> list[str]:
+def _m(en: str, es: str):
+    from checker.i18n import Message
+
+    return Message(en=en, es=es)
+
+
+REASONS = {
+    "placeholder": _m("{label} is still a placeholder: {text}", "{label} sigue siendo un texto provisional: {text}"),
+    "no_symptom": _m(
+        "it has no [symptom] table: state what `kata run` shows with its [try] flags, and every number the "
+        "story quotes (CONTRIBUTING.md, step 5)",
+        "no tiene tabla [symptom]: indica lo que muestra `kata run` con sus opciones [try] y cada número que "
+        "cita la historia (CONTRIBUTING.md, paso 5)"),
+    "kind": _m("[symptom] kind {kind!r} is not one of: {kinds}", "[symptom] kind {kind!r} no es ninguno de: {kinds}"),
+    "quote_shape": _m("[symptom] quotes must be [run, epoch, column, text] lists",
+                      "las quotes de [symptom] deben ser listas [run, epoch, column, text]"),
+    "no_quote": _m("[symptom] quotes no number: give at least one number the story quotes, as `kata run` prints it",
+                   "[symptom] no cita ningún número: da al menos uno de los que cita la historia, tal como lo "
+                   "imprime `kata run`"),
+    "unquoted": _m("the {story_lang} story does not quote {text}, which [symptom] says it does",
+                   "la historia en '{story_lang}' no cita {text}, aunque [symptom] dice que sí"),
+    "hints": _m("it has {n} hint; give 2 or 3, from vague to precise",
+                "tiene {n} pista; da 2 o 3, de vaga a precisa"),
+    "no_mutant": _m("its mutant {mid!r} does not exist (no mutants/{mid}.toml)",
+                    "su mutante {mid!r} no existe (no hay mutants/{mid}.toml)"),
+    "unproven": _m("its mutant {mid} is not proven killed yet (or changed since): run `kata new --check {slug}` "
+                   "or `kata mutants verify --only {mid}`",
+                   "aún no está probado que las comprobaciones maten su mutante {mid} (o cambió desde entonces): "
+                   "ejecuta `kata new --check {slug}` o `kata mutants verify --only {mid}`"),
+    "survives": _m("its mutant {mid} survives: every check passes on it, so `kata check` could not tell a fix "
+                   "from the broken loop (see `kata mutants verify --only {mid}`)",
+                   "su mutante {mid} sobrevive: pasa todas las comprobaciones, así que `kata check` no distinguiría "
+                   "un arreglo del bucle roto (mira `kata mutants verify --only {mid}`)"),
+    "missing": _m("its mutant {mid} is not killed by {checks}, which it declares in killed_by",
+                  "su mutante {mid} no lo matan {checks}, que declara en killed_by"),
+    "unreadable": _m("the mutants cannot be read: {error}", "no se pueden leer los mutantes: {error}"),
+}
+"""Why a kata is a draft, in English and Spanish (instructors read them in `kata new --check`)."""
+
+
+def _say(key: str, lang: str, **params: Any) -> str:
+    return REASONS[key].render(lang, **params)
+
+
+def _placeholders(where: str, texts: Mapping[str, Any], lang: str = "en") -> list[str]:
     out = []
     for name, value in texts.items():
         if value is None:
             continue
         parts = {"en": value.en, "es": value.es} if hasattr(value, "en") else {"": value}
-        for lang, text in parts.items():
+        for text_lang, text in parts.items():
             if PLACEHOLDER in str(text):
-                label = f"{where}{name} ({lang})" if lang else f"{where}{name}"
-                out.append(f"{label} is still a placeholder: {str(text).strip().splitlines()[0][:70]}")
+                label = f"{where}{name} ({text_lang})" if text_lang else f"{where}{name}"
+                out.append(_say("placeholder", lang, label=label, text=str(text).strip().splitlines()[0][:70]))
     return out
 
 
-def symptom_problems(kata) -> list[str]:
+def symptom_problems(kata, lang: str = "en") -> list[str]:
     """What is missing or inconsistent in the kata's [symptom] claim, read without running anything."""
     symptom = getattr(kata, "symptom", None)
     if not symptom:
-        return ["it has no [symptom] table: state what `kata run` shows with its [try] flags, and every "
-                "number the story quotes (CONTRIBUTING.md, step 7)"]
+        return [_say("no_symptom", lang)]
     out = []
     kind = symptom.get("kind")
     if kind not in SYMPTOM_KINDS:
-        out.append(f"[symptom] kind {kind!r} is not one of: {', '.join(SYMPTOM_KINDS)}")
+        out.append(_say("kind", lang, kind=kind, kinds=", ".join(SYMPTOM_KINDS)))
     quotes = symptom.get("quotes", [])
     texts = [str(q[3]) for q in quotes if isinstance(q, list | tuple) and len(q) == 4]
     if len(texts) != len(quotes):
-        out.append("[symptom] quotes must be [run, epoch, column, text] lists")
+        out.append(_say("quote_shape", lang))
     texts += [str(t) for t in symptom.get("quotes_text", [])]
     if not texts:
-        out.append("[symptom] quotes no number: give at least one number the story quotes, as `kata run` prints it")
+        out.append(_say("no_quote", lang))
     for text in texts:
-        for lang in ("en", "es"):
-            story = getattr(kata.story, lang)
+        for story_lang in ("en", "es"):
+            story = getattr(kata.story, story_lang)
             if not re.search(rf"(?<![\d.]){re.escape(text)}(?!\d)", story):
-                out.append(f"the {lang} story does not quote {text}, which [symptom] says it does")
+                out.append(_say("unquoted", lang, story_lang=story_lang, text=text))
     return out
 
 
-def draft_reasons(kata, mutants: Mapping[str, Any], proofs: Mapping[str, Proof], reference: str) -> list[str]:
+def draft_reasons(kata, mutants: Mapping[str, Any], proofs: Mapping[str, Proof], reference: str,
+                  lang: str = "en") -> list[str]:
     """Every reason ``kata`` is not ready for learners, in plain words; [] when it is."""
     texts = {"[title]": kata.title, "[story]": kata.story, "[read]": kata.read}
     texts.update({f"[[hints]] #{i}": h for i, h in enumerate(kata.hints, start=1)})
-    reasons = _placeholders("", texts)
+    reasons = _placeholders("", texts, lang)
     mid = getattr(kata, "mutant", None)
     if not mid or getattr(kata, "practice", None):  # a practice kata: no broken loop, no claim to run
         return reasons
     if len(kata.hints) < 2:
-        reasons.append(f"it has {len(kata.hints)} hint; give 2 or 3, from vague to precise")
-    reasons += symptom_problems(kata)
+        reasons.append(_say("hints", lang, n=len(kata.hints)))
+    reasons += symptom_problems(kata, lang)
     mutant = mutants.get(mid)
     if mutant is None:
-        reasons.append(f"its mutant {mid!r} does not exist (no mutants/{mid}.toml)")
+        reasons.append(_say("no_mutant", lang, mid=mid))
         return reasons
     texts = {"title": mutant.title, "description": mutant.description, "documented_in": mutant.documented_in,
              "teaches": getattr(mutant, "teaches", None)}
-    reasons += _placeholders(f"mutant {mid}: ", texts)
+    reasons += _placeholders(f"mutant {mid}: ", texts, lang)
     proof = proofs.get(mid)
     if proof is None or proof.key != proof_key(mutant, reference):
-        reasons.append(f"its mutant {mid} is not proven killed yet (or changed since): run "
-                       f"`kata new --check {kata.slug}` or `kata mutants verify --only {mid}`")
+        reasons.append(_say("unproven", lang, mid=mid, slug=kata.slug))
     elif proof.status == "Survived":
-        reasons.append(f"its mutant {mid} survives: every check passes on it, so `kata check` could not tell "
-                       "a fix from the broken loop (see `kata mutants verify --only " + mid + "`)")
+        reasons.append(_say("survives", lang, mid=mid))
     elif proof.missing:
-        reasons.append(f"its mutant {mid} is not killed by {', '.join(proof.missing)}, which it declares "
-                       "in killed_by")
+        reasons.append(_say("missing", lang, mid=mid, checks=", ".join(proof.missing)))
     return reasons
 
 
@@ -323,7 +364,7 @@ def drafts_of(katas: Iterable[Any], mutants_dir: Path | None = None) -> dict[str
     try:
         mutants = load_mutants(folder, check_operators=False)
     except MutantFileError as exc:
-        return {k.slug: [f"the mutants cannot be read: {exc}"] for k in katas}
+        return {k.slug: [_say("unreadable", "en", error=exc)] for k in katas}
     proofs = load_proofs(folder)
     reference = reference_source()
     out = {}

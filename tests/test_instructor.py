@@ -400,6 +400,8 @@ def test_contributing_walkthrough_works_as_written(tmp_path, runner, monkeypatch
     (check_args,) = check
     out = kata(check_args, code=1)
     assert "is a draft" in out and "no [symptom] table" in out and "[story] (en) is still a placeholder" in out
+    out = kata([*check_args, "--lang", "es"], code=1)  # instructors read it in Spanish too
+    assert "es un borrador" in out and "no tiene tabla [symptom]" in out
 
     # 3. fill in the texts (5. included: the [symptom] table, as CONTRIBUTING shows it)
     _fill(mutant_file, [

@@ -223,9 +223,10 @@ SLUG_PROMPT = ("Kata slug: a few words naming the symptom the learner sees (the 
               help="Default: $KATA_MUTANTS_DIR, else the checkout's mutants/.")
 @click.option("--katas-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Default: $KATA_KATAS_DIR, else the checkout's katas/.")
+@lang_option
 def new_cmd(mutant_id: str, check_only: bool, slug: str | None, target: str | None, killed_by: tuple[str, ...],
             operator: str, function: str, call: str | None, occurrence: int | None, op_args: tuple[str, ...],
-            number: int | None, mutants_dir: Path | None, katas_dir: Path | None) -> None:
+            number: int | None, mutants_dir: Path | None, katas_dir: Path | None, lang: str | None) -> None:
     """Scaffold a new mutant ID and its kata: mutants/ID.toml and katas/NNN-SLUG.toml.
 
     The mutant is applied to the reference before anything is written, so the target must be
@@ -240,7 +241,7 @@ def new_cmd(mutant_id: str, check_only: bool, slug: str | None, target: str | No
 
     mdir, kdir = resolve_dir(mutants_dir), resolve_katas_dir(katas_dir)
     if check_only:
-        raise SystemExit(_check_draft(mutant_id, mdir, kdir))
+        raise SystemExit(_check_draft(mutant_id, mdir, kdir, current_lang(lang)))
     from rich.markup import escape
 
     from checker.authoring import AuthoringError, scaffold, write
@@ -282,7 +283,28 @@ def new_cmd(mutant_id: str, check_only: bool, slug: str | None, target: str | No
     out.print(f"  {escape(env)}kata new --check {escape(slug)}")
 
 
-def _check_draft(name: str, mutants_dir: Path, katas_dir: Path) -> int:
+CHECK_TEXTS = {
+    "running": Message(en="Running the checks on mutant {mid} (its declared killers: {checks})…",
+                       es="Ejecutando las comprobaciones sobre el mutante {mid} (las que deben matarlo: {checks})…"),
+    "ref_fails": Message(en="the reference does not pass every check, so nothing can be proven: {problems}",
+                         es="la referencia no pasa todas las comprobaciones, así que no se puede probar nada: "
+                            "{problems}"),
+    "killed": Message(en="the checks it declares kill mutant {mid}",
+                      es="las comprobaciones que declara matan al mutante {mid}"),
+    "no_kata": Message(en="no kata uses mutant {mid} yet (`kata new` scaffolds one)",
+                       es="ninguna kata usa aún el mutante {mid} (`kata new` crea una)"),
+    "ready": Message(en="kata {slug} is ready: `kata list` shows it to learners",
+                     es="la kata {slug} está lista: `kata list` la muestra a quien aprende"),
+    "doc": Message(en="{path} updated: the catalogue now lists it",
+                   es="{path} actualizado: el catálogo ya la incluye"),
+    "draft": Message(en="kata {slug} is a draft ({path}); hidden from `kata list` and `kata next` until these "
+                        "are fixed:",
+                     es="la kata {slug} es un borrador ({path}); `kata list` y `kata next` la ocultan hasta que "
+                        "se arregle esto:"),
+}
+
+
+def _check_draft(name: str, mutants_dir: Path, katas_dir: Path, lang: str = "en") -> int:
     """`kata new --check NAME`: every missing or failing piece of a kata (or a lone mutant); the exit code."""
     from rich.markup import escape
 
@@ -292,6 +314,10 @@ def _check_draft(name: str, mutants_dir: Path, katas_dir: Path) -> int:
     from checker.term import console
 
     out = console()
+
+    def say(key: str, **params: object) -> str:
+        return CHECK_TEXTS[key].render(lang, **params)
+
     try:
         mutants = load_mutants(mutants_dir)
     except MutantFileError as exc:
@@ -313,33 +339,30 @@ def _check_draft(name: str, mutants_dir: Path, katas_dir: Path) -> int:
         except MutantError as exc:
             out.print(f"[red]✗[/] {escape(str(exc))}")
             return 1
-        out.print(f"Running the checks on mutant {escape(mutant.id)} (its declared killers: "
-                  f"{escape(', '.join(mutant.killed_by))})…")
+        out.print(escape(say("running", mid=mutant.id, checks=", ".join(mutant.killed_by))))
         result = _verify_one(mutant)
         problems = [p for p in result.problems if p.startswith(mutant.id)]
         if not result.reference.passed:
-            out.print("[red]✗[/] the reference does not pass every check, so nothing can be proven: "
-                      + escape("; ".join(result.problems[:3])))
+            out.print("[red]✗[/] " + escape(say("ref_fails", problems="; ".join(result.problems[:3]))))
             return 1
         record_proofs(mutants_dir, result.results, reference)
         if not problems:
-            out.print(f"[green]✓[/] the checks it declares kill mutant {escape(mutant.id)}")
+            out.print("[green]✓[/] " + escape(say("killed", mid=mutant.id)))
         for problem in problems:
             out.print(f"[red]✗[/] {escape(problem)}")
     if kata is None:
-        out.print(f"[yellow]no kata uses mutant {escape(name)} yet[/] (`kata new` scaffolds one)")
+        out.print(f"[yellow]{escape(say('no_kata', mid=name))}[/]")
         return 0 if mutant is not None and not problems else 1
-    reasons = draft_reasons(kata, mutants, load_proofs(mutants_dir), reference)
+    reasons = draft_reasons(kata, mutants, load_proofs(mutants_dir), reference, lang)
     if not reasons:
-        out.print(f"[green]✓ kata {escape(kata.slug)} is ready:[/] `kata list` shows it to learners")
+        out.print(f"[green]✓ {escape(say('ready', slug=kata.slug))}[/]")
         from checker.authoring import refresh_catalogue_doc
 
         doc = refresh_catalogue_doc(katas_dir, mutants_dir)
         if doc is not None:
-            out.print(f"[dim]{escape(str(doc))} updated: the catalogue now lists it[/]")
+            out.print(f"[dim]{escape(say('doc', path=doc))}[/]")
         return 0
-    out.print(f"[bold]kata {escape(kata.slug)} is a draft[/] ({escape(str(kata.path))}); "
-              f"hidden from `kata list` and `kata next` until these are fixed:")
+    out.print(f"[bold]{escape(say('draft', slug=kata.slug, path=kata.path))}[/]")
     for reason in reasons:
         out.print(f"  [red]✗[/] {escape(reason)}")
     return 1
