@@ -655,7 +655,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
             return None
         if event == "import":
             name = args[0] if args else ""
-            if isinstance(name, str) and (name == "solutions" or name.startswith(("solutions.", "checker._data"))):
+            if isinstance(name, str) and (name in ("solutions", "checker") or name.startswith(("solutions.", "checker."))):
                 _, near, _ = origin()
                 return None if near == "kata" else f"imports {name}"
             added = [p for p in sys.path if p not in path0]

@@ -121,10 +121,24 @@ class Reporter:
         def start(step: str, timeout: float | None = None) -> None:
             send({"event": "start", "step": step, "timeout": timeout})
 
-        def arm(check) -> None:
-            guard[:] = [check]
+        step_guard: list = []
+        said: list = []
 
-        return types.SimpleNamespace(send=send, start=start, arm=arm, _fd=fd)
+        def arm(check, at_step=None) -> None:
+            """``check`` runs before each event; ``at_step`` (cheaper) at every optimizer step."""
+            guard[:] = [check]
+            step_guard[:] = [at_step] if at_step else []
+
+        def on_step(*_args) -> None:
+            # a patch made and undone between two events is seen here (torch's global step pre-hook,
+            # registered before any guard took its snapshot)
+            if step_guard and not said:
+                changed = step_guard[0]()
+                if changed:
+                    said.append(True)
+                    send({"event": "tampered", "what": list(changed)})
+
+        return types.SimpleNamespace(send=send, start=start, arm=arm, on_step=on_step, _fd=fd)
 
 
 @dataclass
@@ -195,6 +209,10 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
 
             hardening.harden_child([event_fd], private_dir=private_dir, identity=identity)
         reporter = Reporter(event_fd, key)
+        if job.limits.harden and "torch" in sys.modules:
+            from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+            register_optimizer_step_pre_hook(reporter.on_step)
         try:
             job.target(reporter)
         except BaseException as exc:  # the job's own code failed: say so, then end

@@ -122,7 +122,7 @@ class _Tier:
                    [v for _, m, _, v in names if type(m) is kind])
             for kind in (dict, MappingProxyType)
         }
-        self.spaces: list[tuple[str, Any, list, list]] = []
+        self.spaces: list[tuple[str, Any, Any, list, list]] = []
         for obj in objects:
             try:
                 mapping = vars(obj)
@@ -132,41 +132,79 @@ class _Tier:
                 label = f"{obj.__module__}.{obj.__qualname__}"
             else:
                 label = f"{type(obj).__module__}.{type(obj).__qualname__} {getattr(obj, 'id', '')}".rstrip()
-            self.spaces.append((label, mapping, list(mapping), list(mapping.values())))
+            self.spaces.append((label, obj, mapping, list(mapping), list(mapping.values())))
         self.registries = registries
         self.refresh()
 
     def refresh(self) -> None:
-        self.proxies = [mapping for _, mapping, _, _ in self.spaces]
-        self.sizes = [len(values) for _, _, _, values in self.spaces]
-        self.values = [values for _, _, _, values in self.spaces]
+        self.proxies = [mapping for _, _, mapping, _, _ in self.spaces]
+        self.sizes = [len(values) for _, _, _, _, values in self.spaces]
+        self.values = [values for _, _, _, _, values in self.spaces]
 
     def changes(self, changed: list[str]) -> None:
         for kind, (mappings, keys, values) in self.flat.items():
             if not all(map(is_, map(kind.get, mappings, keys), values)):
-                changed.extend(label for label, where, key, value in self.names
-                               if type(where) is kind and where.get(key, _MISSING) is not value)
+                for i, (where, key, value) in enumerate(zip(mappings, keys, values)):
+                    now = where.get(key, _MISSING)
+                    if now is value:
+                        continue
+                    if _rewrapped(None, key, value, now):
+                        values[i] = now
+                        continue
+                    changed.append(next(label for label, w, k, _ in self.names if w is where and k == key))
         for label, mapping, key, registry, size in self.registries:
             if mapping.get(key) is not registry or len(registry) != size:
                 changed.append(label)
         if list(map(len, self.proxies)) != self.sizes or not all(
                 map(is_, chain.from_iterable(map(_values, self.proxies)), chain.from_iterable(self.values))):
-            for label, mapping, keys, values in self.spaces:
+            for label, owner, mapping, keys, values in self.spaces:
                 if len(mapping) == len(values) and all(map(is_, mapping.values(), values)):
                     continue
-                changed.extend(_space_changes(label, mapping, keys, values))
+                changed.extend(_space_changes(label, owner, mapping, keys, values))
             self.refresh()
 
 
-def _space_changes(label: str, mapping, keys: list, values: list) -> list[str]:
+_WRAPPER_CODE: list = []
+
+
+def _torch_wrapper_code():
+    """The code of the wrapper torch's Optimizer puts around a class's ``step`` the first time one of its
+    instances is built (``Optimizer._patch_step_function``): a change torch makes, not a patch."""
+    if not _WRAPPER_CODE:
+        optim = sys.modules.get("torch.optim.optimizer")
+        factory = getattr(getattr(optim, "Optimizer", None), "profile_hook_step", None)
+        code = getattr(factory, "__code__", None)
+        _WRAPPER_CODE.append(next((c for c in getattr(code, "co_consts", ()) if getattr(c, "co_name", "") == "wrapper"),
+                                  None))
+    return _WRAPPER_CODE[0]
+
+
+def _rewrapped(owner: Any, key: str, old: Any, new: Any) -> bool:
+    """Whether ``new`` is torch's own step wrapper around what ``owner.key`` was (or inherited)."""
+    if key != "step" or getattr(new, "hooked", None) is not True or getattr(new, "__code__", None) is None:
+        return False
+    if new.__code__ is not _torch_wrapper_code():
+        return False
+    inner = getattr(new, "__wrapped__", _MISSING)
+    if old is not _MISSING:
+        return inner is old
+    for base in getattr(owner, "__mro__", ())[1:]:
+        found = vars(base).get(key, _MISSING)
+        if found is not _MISSING:
+            return inner is found or inner is getattr(found, "__wrapped__", _MISSING)
+    return False
+
+
+def _space_changes(label: str, owner: Any, mapping, keys: list, values: list) -> list[str]:
     before = dict(zip(keys, values))
     found = []
     for key in set(before) | set(mapping):
         if key in _CACHES:
             continue
-        if mapping.get(key, _MISSING) is not before.get(key, _MISSING):
+        old, new = before.get(key, _MISSING), mapping.get(key, _MISSING)
+        if new is not old and not _rewrapped(owner, key, old, new):
             found.append(f"{label}.{key}")
-    if not found:  # only caches moved: take the namespace as it is now
+    if not found:  # only caches and torch's own wrappers moved: take the namespace as it is now
         keys[:] = list(mapping)
         values[:] = list(mapping.values())
     return found

@@ -35,15 +35,23 @@ def _load(source: str, filename: str, rep: Reporter):
     from checker.tamper import TamperGuard
 
     rep.start("load", timeout=LOAD_TIMEOUT)
+    import checker.instruments  # noqa: F401 - loaded before the snapshot, so a patch to it is seen
+
     guard = TamperGuard()
-    if hasattr(rep, "arm"):
-        rep.arm(lambda: guard.changes(full=True))
-    install_audit_hook(filename, lambda what: rep.send({"event": "tampered", "what": what}),
-                       private_dir=tempfile.tempdir)
+    if hasattr(rep, "arm"):  # before every event, and at every optimizer step
+        rep.arm(lambda: guard.changes(full=True), guard.changes)
+    refused: list[str] = []
+
+    def refuse(what: list[str]) -> None:
+        refused.extend(what)
+        rep.send({"event": "tampered", "what": what})
+
+    install_audit_hook(filename, refuse, private_dir=tempfile.tempdir)
     try:
         module = load_loop(source, filename)
     except LoopFileError as exc:
-        rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
+        if not refused:  # a refusal already said why the file stopped
+            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
         return None
     rep.send({"event": "loaded"})
     return module
