@@ -289,13 +289,24 @@ class Change:
 
     @property
     def why(self) -> str:
+        return self.reason("en")
+
+    def reason(self, lang: str) -> str:
+        """Why the score moved: the checks whose status changed, else what else did."""
         if self.before is None:
-            return "new submission"
+            return WHY["new"].render(lang)
         if self.after is None:
-            return "no longer in the folder"
+            return WHY["gone"].render(lang)
         if self.checks:
             return "; ".join(f"{cid} {a} -> {b}" for cid, a, b, _ in self.checks)
-        return "the course's points changed" if abs(self.before - self.after) > 1e-9 else ""
+        return WHY["points"].render(lang) if abs(self.before - self.after) > 1e-9 else ""
+
+
+WHY = {
+    "new": Message(en="new submission", es="entrega nueva"),
+    "gone": Message(en="no longer in the folder", es="ya no está en la carpeta"),
+    "points": Message(en="the course's points changed", es="cambiaron los puntos del curso"),
+}
 
 
 def load_previous(out_dir: Path) -> list[dict] | None:
@@ -335,20 +346,30 @@ def compare(previous: Sequence[dict], current: Sequence[dict]) -> list[Change]:
     return changes
 
 
-def changes_markdown(changes: Sequence[Change], previous_count: int) -> str:
-    lines = ["# Changes since the previous grading", ""]
+CHANGES = {
+    "title": Message(en="Changes since the previous grading", es="Cambios desde la evaluación anterior"),
+    "none": Message(en="Nothing changed in the {n} submission(s) graded before.",
+                    es="Nada cambió en las {n} entrega(s) evaluadas antes."),
+    "header": Message(en="| submission | score before | score now | why |",
+                      es="| entrega | nota antes | nota ahora | por qué |"),
+    "now": Message(en="What the checks measure now", es="Lo que miden ahora las comprobaciones"),
+}
+
+
+def changes_markdown(changes: Sequence[Change], previous_count: int, lang: str = "en") -> str:
+    lines = [f"# {CHANGES['title'].render(lang)}", ""]
     if not changes:
-        return "\n".join([*lines, f"Nothing changed in the {previous_count} submission(s) graded before.", ""])
-    lines += ["| submission | score before | score now | why |", "|---|---|---|---|"]
+        return "\n".join([*lines, CHANGES["none"].render(lang, n=previous_count), ""])
+    lines += [CHANGES["header"].render(lang), "|---|---|---|---|"]
 
     def fmt(x: float | None) -> str:
         return "—" if x is None else f"{x:.4f}"
 
     for ch in changes:
-        lines.append(f"| {ch.submission} | {fmt(ch.before)} | {fmt(ch.after)} | {ch.why.replace('|', '/')} |")
+        lines.append(f"| {ch.submission} | {fmt(ch.before)} | {fmt(ch.after)} | {ch.reason(lang).replace('|', '/')} |")
     detail = [ch for ch in changes if ch.checks]
     if detail:
-        lines += ["", "## What the checks measure now", ""]
+        lines += ["", f"## {CHANGES['now'].render(lang)}", ""]
         for ch in detail:
             for cid, old, new, message in ch.checks:
                 lines.append(f"- {ch.submission}, `{cid}` {old} -> {new}: {message}")
@@ -403,7 +424,7 @@ def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *,
         out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading) for r in reports
     }
     if changes is not None:
-        texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []))
+        texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []), lang)
     texts[out_dir / "results.json"] = dumps(results, indent=2) + "\n"
     texts[out_dir / "grades.csv"] = grades_csv(reports, course)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)

@@ -616,3 +616,25 @@ def test_grade_files_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
         write_gradebook([report], Course.equal(["steps.overfit"]), tmp_path)
     assert (tmp_path / "grades.csv").read_text() == "the old grades\n"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_changes_name_what_moved_in_english_and_spanish():
+    from checker.gradebook import changes_markdown, compare
+
+    before = [{"submission": "a.py", "score": 0.5, "checks": [{"id": "steps.overfit", "status": "fail"}]},
+              {"submission": "gone.py", "score": 1.0, "checks": []},
+              {"submission": "same.py", "score": 1.0, "checks": [{"id": "steps.overfit", "status": "pass"}]},
+              {"submission": "weights.py", "score": 0.5, "checks": [{"id": "steps.overfit", "status": "pass"}]}]
+    now = [{"submission": "a.py", "score": 1.0, "checks": [{"id": "steps.overfit", "status": "pass",
+                                                           "message": "the loss reached 0.05"}]},
+           {"submission": "new.py", "score": 0.0, "checks": []},
+           {"submission": "same.py", "score": 1.0, "checks": [{"id": "steps.overfit", "status": "pass"}]},
+           {"submission": "weights.py", "score": 0.75, "checks": [{"id": "steps.overfit", "status": "pass"}]}]
+    changes = compare(before, now)
+    assert {c.submission: c.why for c in changes} == {
+        "a.py": "steps.overfit fail -> pass", "new.py": "new submission", "gone.py": "no longer in the folder",
+        "weights.py": "the course's points changed"}
+    assert "a.py, `steps.overfit` fail -> pass: the loss reached 0.05" in changes_markdown(changes, 4)
+    spanish = changes_markdown(changes, 4, "es")
+    assert "entrega nueva" in spanish and "ya no está en la carpeta" in spanish
+    assert "Nada cambió en las 3 entrega(s)" in changes_markdown([], 3, "es")

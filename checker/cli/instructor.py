@@ -174,7 +174,7 @@ def _print_changes(changes, lang: str, out_dir: Path) -> None:
     for ch in changes[:20]:
         before = "—" if ch.before is None else f"{ch.before:.2f}"
         after = "—" if ch.after is None else f"{ch.after:.2f}"
-        out.print(f"  {escape(ch.submission)}  {before} -> {after}  [dim]{escape(ch.why)}[/]")
+        out.print(f"  {escape(ch.submission)}  {before} -> {after}  [dim]{escape(ch.reason(lang))}[/]")
 
 
 # ---------------------------------------------------------------------------------------------

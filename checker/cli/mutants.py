@@ -69,6 +69,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
                         "functions": list(m.functions),
                         "killed_by": list(m.killed_by),
                         "documented_in": m.documented_in,
+                        "teaches": m.teaches,
                         "equivalent": m.equivalent,
                     }
                     for m in mutants.values()
