@@ -269,6 +269,9 @@ def test_kata_new_names_the_kata_after_the_symptom_and_asks_for_it(runner, catal
     (kata_file,) = katas.iterdir()
     assert kata_file.name == "010-grads-pile-up.toml"
     assert 'mutant = "zero-grad-twice"' in kata_file.read_text()
+    silent = runner.invoke(main, ["new", "third-fault", *NEW_ARGS, "--mutants-dir", str(mutants),
+                                  "--katas-dir", str(katas)], input="")  # nobody to answer: say what to give
+    assert silent.exit_code == 2 and "give --slug" in silent.output
     same = runner.invoke(main, ["new", "other-fault", *NEW_ARGS, "--slug", "other-fault",
                                 "--mutants-dir", str(mutants), "--katas-dir", str(katas)])
     assert same.exit_code == 2 and "name the symptom" in same.output

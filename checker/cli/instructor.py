@@ -253,7 +253,11 @@ def new_cmd(mutant_id: str, check_only: bool, slug: str | None, target: str | No
     if not killed_by:
         raise UsageProblem("--killed-by is required: a check that must catch the mutant (see `kata checks`)")
     if slug is None:
-        slug = click.prompt(SLUG_PROMPT, err=True).strip()
+        try:
+            slug = click.prompt(SLUG_PROMPT, err=True).strip()
+        except click.Abort:
+            raise UsageProblem("the kata needs a slug naming the symptom: give --slug (e.g. --slug "
+                               "lr-drops-too-soon)") from None
     if slug == mutant_id:
         raise UsageProblem(f"--slug {slug}: that is the mutant's id, which names the fault; the kata's slug "
                            "names the learner's file, so name the symptom instead (e.g. lr-drops-too-soon)")
