@@ -1,0 +1,96 @@
+"""`kata grade` throughput on a class folder of 20 submissions, against a baseline kata in the same run.
+
+The folder holds the reference, correct rewrites, hand-written broken loops and catalogue mutants
+(20 files). Each round grades it once with this checkout's kata and once with the baseline's (an
+older checkout of the package, e.g. made with `git worktree add /tmp/kata-base <commit>`),
+alternating, so machine load affects both alike. The report gives the median files per minute of
+each and their ratio. Run:
+
+    python benchmarks/bench_grade.py --baseline /tmp/kata-base [-n 3]
+
+Without --baseline only this checkout is timed. Results go to benchmarks/results/grade.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+N_FILES = 20
+MUTANTS = ("zero-grad-missing", "scheduler-per-batch", "loss-tensor-kept", "no-grad-missing", "step-before-backward",
+           "train-mode-missing", "clip-after-step", "loader-unseeded", "model-unseeded", "softmax-before-loss")
+
+
+def class_folder(dest: Path) -> list[Path]:
+    """20 submissions: the reference, correct rewrites, broken loops and mutants."""
+    sys.path.insert(0, str(ROOT))
+    from checker.mutation import mutant_source
+
+    files = {"reference.py": (ROOT / "solutions" / "loop.py").read_text()}
+    for path in sorted((ROOT / "tests" / "corpus" / "correct").glob("*.py"))[:5]:
+        files[f"correct_{path.name}"] = path.read_text()
+    for path in sorted((ROOT / "tests" / "corpus" / "broken").glob("*.py"))[:4]:
+        files[f"broken_{path.name}"] = path.read_text()
+    for mid in MUTANTS:
+        files[f"mutant_{mid}.py"] = mutant_source(mid)
+    chosen = dict(list(files.items())[:N_FILES])
+    for name, source in chosen.items():
+        (dest / name).write_text(source)
+    return [dest / name for name in chosen]
+
+
+def grade_once(package_root: Path, folder: Path, out: Path) -> float:
+    env = dict(os.environ, PYTHONPATH=str(package_root), NO_COLOR="1")
+    cmd = [sys.executable, "-c", "from checker.cli import main; main()", "grade", str(folder), "-o", str(out)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"kata grade ({package_root}) exited {proc.returncode}: {proc.stderr[-800:]}")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=3, help="rounds")
+    parser.add_argument("--baseline", type=Path, default=None, help="root of an older kata checkout")
+    args = parser.parse_args()
+    sides = {"this checkout": ROOT}
+    if args.baseline is not None:
+        if not (args.baseline / "checker" / "__init__.py").is_file():
+            raise SystemExit(f"--baseline {args.baseline}: no checker/ package there")
+        sides["baseline"] = args.baseline
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "class"
+        folder.mkdir()
+        files = class_folder(folder)
+        for round_ in range(args.n):
+            for name, root in sides.items():
+                out = Path(tmp) / f"out-{name.replace(' ', '-')}-{round_}"
+                times[name].append(grade_once(root, folder, out))
+    report = {"files": len(files), "rounds": args.n}
+    for name, values in times.items():
+        median = statistics.median(values)
+        report[name] = {"seconds": values, "median_seconds": median, "files_per_minute": len(files) * 60 / median}
+        print(f"{name:14s} median {median:6.1f} s  {len(files) * 60 / median:5.1f} files/min  "
+              f"(runs: {', '.join(f'{v:.1f}' for v in values)})")
+    if "baseline" in times:
+        ratio = report["this checkout"]["files_per_minute"] / report["baseline"]["files_per_minute"]
+        report["throughput_ratio"] = ratio
+        print(f"throughput this checkout / baseline: {ratio:.2f}x")
+    results = ROOT / "benchmarks" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "grade.json").write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
