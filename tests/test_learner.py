@@ -100,12 +100,16 @@ SHIPPED = load_katas()
 
 
 @pytest.mark.parametrize("kata_", SHIPPED, ids=[k.slug for k in SHIPPED])
-def test_every_shipped_kata_has_a_real_mutant(kata_) -> None:
+def test_every_shipped_kata_has_a_real_mutant_or_is_practice(kata_) -> None:
     from checker.mutation import load_mutants
+    from checker.practice import EXERCISES
 
+    assert 1 <= len(kata_.hints) <= 3
+    if kata_.practice is not None:  # a prediction checked against a run: no mutant, an exercise and its commands
+        assert not kata_.mutant and kata_.practice.exercise in EXERCISES and kata_.practice.runs
+        return
     assert kata_.mutant in load_mutants(), f"{kata_.path}: mutant {kata_.mutant!r} does not exist"
     assert starter_source(kata_) != REFERENCE.read_text()
-    assert 1 <= len(kata_.hints) <= 3
 
 
 def test_shipped_catalogue_is_ordered_and_unique() -> None:

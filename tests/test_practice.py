@@ -203,3 +203,21 @@ def test_answers_template_in_both_languages(runner, folder: Path) -> None:
     assert result.exit_code == 0
     assert "your predictions" in (folder / f"{slug}.toml").read_text()
     assert list(folder.glob(f"{slug}.toml.bak-*")), "the Spanish answers file is kept as a backup"
+
+
+def test_watch_checks_a_practice_kata_and_moves_on(runner, lab, folder: Path) -> None:
+    slug = PRACTICE["trace"].slug
+    assert kata(runner, "next", slug).exit_code == 0
+    traced = json.loads(kata(runner, "trace", "--lesson", "--json").output)
+    first = [b for b in traced["batches"] if b["epoch"] == 1]
+    second = [b for b in traced["batches"] if b["epoch"] == 2]
+    same = [r for b in first for r in b["rows"]] == [r for b in second for r in b["rows"]]
+    (folder / f"{slug}.toml").write_text(
+        f"batches = {len(first)}\nxb_shapes = {json.dumps([b['shape'] for b in first])}\n"
+        f"steps = {traced['steps'][0]}\nlabels_kept = true\nsame_order = {str(same).lower()}\n")
+    result = kata(runner, "watch", "--max-checks", "0", "--lang", "es")
+    assert result.exit_code == 0, result.output
+    assert "5/5 predicciones coinciden" in result.output and "A por la siguiente kata" in result.output
+    progress = json.loads((folder / ".kata" / "progress.json").read_text())
+    assert progress["katas"][slug]["solved"] and progress["current"] != slug
+    assert (folder / progress["katas"][progress["current"]]["file"]).exists()
