@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from checker.i18n import Message
 from checker.loading import LoopFileError, compile_source, read_source
 
 
@@ -13,8 +14,20 @@ class UsageProblem(click.ClickException):
     exit_code = 2
 
 
+ANSWERS_NOT_A_LOOP = Message(
+    en="{path} holds a practice kata's answers, not a training loop: `kata check` without a path compares them "
+       "with a run (in the folder where `kata next` wrote it)",
+    es="{path} contiene las respuestas de una kata de práctica, no un bucle de entrenamiento: `kata check` sin "
+       "ruta las compara con una ejecución (en la carpeta donde lo escribió `kata next`)",
+)
+
+
 def read_loop_file(path: str) -> tuple[str, str]:
     """Read and compile (without running) a loop file; any problem is a UsageProblem (exit 2)."""
+    if str(path).endswith(".toml"):
+        from checker.cli.common import current_lang
+
+        raise UsageProblem(ANSWERS_NOT_A_LOOP.render(current_lang(None), path=path))
     try:
         source, filename = read_source(path)
         compile_source(source, filename)

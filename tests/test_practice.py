@@ -221,3 +221,13 @@ def test_watch_checks_a_practice_kata_and_moves_on(runner, lab, folder: Path) ->
     progress = json.loads((folder / ".kata" / "progress.json").read_text())
     assert progress["katas"][slug]["solved"] and progress["current"] != slug
     assert (folder / progress["katas"][progress["current"]]["file"]).exists()
+
+
+def test_checking_an_answers_file_by_path_says_what_to_do(runner, folder: Path) -> None:
+    slug = PRACTICE["trace"].slug
+    assert kata(runner, "next", slug).exit_code == 0
+    for args, needle in ((["check", f"{slug}.toml"], "practice kata's answers"),
+                         (["check", f"{slug}.toml", "--lang", "es"], "respuestas de una kata de práctica"),
+                         (["run", f"{slug}.toml"], "not a training loop")):
+        result = kata(runner, *args)
+        assert result.exit_code == 2 and needle in result.output, result.output

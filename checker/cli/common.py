@@ -60,11 +60,13 @@ def lang_option(fn):
 
 
 def current_lang(lang: str | None) -> str:
-    """``lang``, else a --lang given to the `kata` group, else $KATA_LANG, else the locale."""
+    """``lang``, else the running command's --lang, else one given to the `kata` group, else $KATA_LANG,
+    else the locale."""
     if lang is None:
         ctx = click.get_current_context(silent=True)
-        options = ctx.find_object(Options) if ctx is not None else None
-        lang = options.lang if options is not None else None
+        if ctx is not None:  # a command's own --lang, else the one on ctx.obj
+            options = ctx.find_object(Options)
+            lang = ctx.params.get("lang") or (options.lang if options is not None else None)
     return resolve_lang(lang)
 
 
