@@ -99,7 +99,7 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
         con.print(f"[bold magenta]{escape(session.header(kata))}[/]  [dim]{escape(shown_path(path))}[/]")
     report = grade_path(str(path), lang=session.lang, device=device, only=only, timeout=timeout)
     emit_report(report, fmt, session.lang, verbose)
-    if report.error is not None:
+    if report.exit_code == 2:  # the file could not be graded
         return report.exit_code
     newly = session.record_check(kata, report.passed and not only)
     if con is None:

@@ -66,13 +66,13 @@ def watch_loop(path: Path, batches: Iterable[Iterable[tuple[object, str]]],
 
 def status_line(report, seconds: float, lang: str) -> tuple[str, str]:
     """The watch's one-line summary and its colour."""
-    if report.error is not None:
+    if report.exit_code == 2:  # the file could not be graded
         return f"! {M.STATUS_CANNOT.render(lang)} — {seconds:.1f} s", "red"
-    n_pass = sum(c.passed for c in report.checks)
+    n_pass = sum(c.status == "pass" for c in report.checks)
     total = len(report.checks)
     if report.passed:
         return f"✓ {n_pass}/{total} — {M.STATUS_PASS.render(lang)} — {seconds:.1f} s", "green"
-    failing = [c.id for c in report.checks if not c.passed]
+    failing = [c.id for c in report.checks if c.status != "pass"]
     more = M.STATUS_MORE.render(lang, n=len(failing) - 1) if len(failing) > 1 else ""
     return f"✗ {n_pass}/{total} — {M.STATUS_FAILS.render(lang, id=failing[0])}{more} — {seconds:.1f} s", "red"
 
@@ -148,7 +148,7 @@ class Watch:
             if curve:
                 out.print(f"[dim]{escape(curve)}[/]")
 
-        return (None if report.error is not None else report.passed), (
+        return (None if report.exit_code == 2 else report.passed), (
             lambda seconds: status_line(report, seconds, session.lang)), body
 
     def _cannot(self, seconds: float) -> tuple[str, str]:
