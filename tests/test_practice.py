@@ -231,3 +231,35 @@ def test_checking_an_answers_file_by_path_says_what_to_do(runner, folder: Path) 
                          (["run", f"{slug}.toml"], "not a training loop")):
         result = kata(runner, *args)
         assert result.exit_code == 2 and needle in result.output, result.output
+
+
+def _independent_answers(exercise: str) -> str:
+    """The answers file a learner who predicted right writes, from this file's own computation."""
+    if exercise == "batch-sizes":
+        last = {b: lesson_run(b, BATCH_RUN["epochs"])[-1][0] for b in BATCH_SIZES}
+        lower = min(last, key=last.__getitem__)
+        return f"steps_8 = {math.ceil(150 / 8)}\nsteps_150 = 1\nends_lower = {lower}\n"
+    epochs = SEED_RUN["epochs"]
+    spread = {}
+    for name in ("loader", "model"):
+        finals = [lesson_run(32, epochs, **{f"{name}_seed": s})[-1][1] for s in SEEDS]
+        spread[name] = max(finals) - min(finals)
+    return f'same_seeds_same_table = true\nmoves_more = "{max(spread, key=spread.__getitem__)}"\n'
+
+
+@pytest.mark.parametrize("exercise", ["batch-sizes", "seed-sources"])
+def test_practice_katas_end_to_end_in_both_languages(runner, lab, folder: Path, exercise: str) -> None:
+    practice = PRACTICE[exercise]
+    result = kata(runner, "next", practice.slug, "--lang", "es")
+    assert result.exit_code == 0 and "kata run --lesson" in result.output, result.output
+    result = kata(runner, "hint")
+    assert result.exit_code == 0 and "Hint 1/" in result.output
+    path = folder / f"{practice.slug}.toml"
+    right = _independent_answers(exercise)
+    wrong = right.replace("= 1\n", "= 2\n") if exercise == "batch-sizes" else right.replace("true", "false")
+    path.write_text(wrong)
+    result = kata(runner, "check", "--lang", "es")
+    assert result.exit_code == 1 and "no es lo que midió la ejecución" in result.output, result.output
+    path.write_text(right)
+    result = kata(runner, "check")
+    assert result.exit_code == 0 and "Solved!" in result.output, result.output
