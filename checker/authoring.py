@@ -292,6 +292,15 @@ def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None =
     mutants = load_mutants(mutants_dir)
     rows = []
     for k in katas:
+        practice = getattr(k, "practice", None)
+        if practice is not None:  # nothing broken: the learner predicts a run's figures
+            runs = [f"`kata {_flags(run)}`" for run in getattr(practice, "runs", ())]
+            guide = ", ".join(f"`kata read {g}`" for g in getattr(k, "guide", ()))
+            rows.append({"number": k.number, "slug": k.slug, "title": k.title.en, "mutant": "",
+                         "seen": ", and ".join(runs) or "`kata check`",
+                         "teaches": "Practice, nothing broken: predict what the run measures, then compare"
+                                    + (f" ({guide})." if guide else ".")})
+            continue
         symptom = k.symptom or {}
         seen = f"`kata run {_flags(k.try_args)}`".replace("kata run `", "kata run`")
         if symptom.get("other"):
@@ -307,8 +316,9 @@ def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None =
                              autoescape=False, undefined=jinja2.StrictUndefined)
     env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
     check_only = sum((k.symptom or {}).get("kind") == "check_fails" for k in katas)
+    practice = sum(getattr(k, "practice", None) is not None for k in katas)
     return env.get_template("katas.md.j2").render(
-        katas=katas, rows=rows, spare=spare, check_only=_count_word(check_only))
+        katas=katas, rows=rows, spare=spare, check_only=_count_word(check_only), practice=_count_word(practice).lower())
 
 
 def _count_word(n: int) -> str:
