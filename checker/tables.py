@@ -8,6 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from checker.i18n import Message
 from checker.runs import RunResult
 from checker.term import console, fmt, sparkline
 
@@ -68,19 +69,29 @@ def print_compare(results: list[RunResult]) -> None:
         out.print(f"train loss {tag} {sparkline([r.get('train_loss') for r in result.history])}")
 
 
-def print_trace(trace: dict[str, Any]) -> None:
+TRACE_HEAD = Message(en="{n} examples (numbered 0..{last}, labels {labels}), batch_size={size}",
+                     es="{n} ejemplos (numerados 0..{last}, etiquetas {labels}), batch_size={size}")
+TRACE_COLUMNS = {"en": ("epoch", "batch", "xb shape", "examples", "labels kept"),
+                 "es": ("época", "lote", "forma de xb", "ejemplos", "etiquetas en su fila")}
+TRACE_YES_NO = {"en": ("yes", "NO"), "es": ("sí", "NO")}
+TRACE_EPOCH = Message(en="epoch {epoch}: {batches} batches, step() called {steps} times",
+                      es="época {epoch}: {batches} lotes, step() llamado {steps} veces")
+
+
+def print_trace(trace: dict[str, Any], lang: str = "en") -> None:
     out = console()
     n, size = trace["examples"], trace["batch_size"]
-    out.print(f"{n} examples (numbered 0..{n - 1}, labels {trace['labels']}), batch_size={size}")
+    out.print(escape(TRACE_HEAD.render(lang, n=n, last=n - 1, labels=trace["labels"], size=size)))
     table = Table(box=None, pad_edge=False)
-    for col in ("epoch", "batch", "xb shape", "examples", "labels kept"):
-        table.add_column(col, justify="right" if col in ("epoch", "batch") else "left")
+    for i, col in enumerate(TRACE_COLUMNS[lang]):
+        table.add_column(col, justify="right" if i < 2 else "left")
+    yes, no = TRACE_YES_NO[lang]
     number = {}
     for batch in trace["batches"]:
         number[batch["epoch"]] = number.get(batch["epoch"], 0) + 1
         rows = ", ".join("?" if r is None else str(r) for r in batch["rows"])
         table.add_row(str(batch["epoch"]), str(number[batch["epoch"]]), f"[{', '.join(map(str, batch['shape']))}]",
-                      rows, "yes" if batch["labels_kept"] else "NO")
+                      rows, yes if batch["labels_kept"] else no)
     out.print(table)
     for epoch, steps in enumerate(trace["steps"], start=1):
-        out.print(f"epoch {epoch}: {number.get(epoch, 0)} batches, step() called {steps} times")
+        out.print(TRACE_EPOCH.render(lang, epoch=epoch, batches=number.get(epoch, 0), steps=steps))

@@ -344,3 +344,9 @@ def test_trace_follows_batches_of_the_file(runner, lab):
     assert all(b["labels_kept"] for b in trace["batches"])
     text = runner.invoke(main, ["trace", str(REFERENCE)]).output
     assert "step() called 2 times" in text and "xb shape" in text
+
+
+def test_trace_speaks_spanish(runner, lab):
+    result = runner.invoke(main, ["trace", "--lesson", "--lang", "es"])
+    assert result.exit_code == 0, result.output
+    assert "época 1: 2 lotes, step() llamado 2 veces" in result.output and "forma de xb" in result.output

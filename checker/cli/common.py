@@ -43,13 +43,19 @@ def _store(field: str):
     return callback
 
 
+def stored_lang_option(fn):
+    """``--lang``, stored on ``ctx.obj`` (an ``Options``) instead of passed as an argument."""
+    return click.option("--lang", type=click.Choice(LANGS), default=None, expose_value=False, is_eager=True,
+                        callback=_store("lang"),
+                        help="Language of messages (default: $KATA_LANG, else the locale).")(fn)
+
+
 def session_options(fn):
     """``--lang`` and ``--dir``, stored on ``ctx.obj`` (an ``Options``) instead of passed as arguments."""
-    fn = click.option("--lang", type=click.Choice(LANGS), default=None, expose_value=False, is_eager=True,
-                      callback=_store("lang"), help="Language of messages (default: $KATA_LANG, else the locale).")(fn)
     return click.option("--dir", "workdir", type=click.Path(file_okay=False), default=None, expose_value=False,
                         is_eager=True, callback=_store("workdir"),
-                        help="Your working folder (default: $KATA_DIR, else the current directory).")(fn)
+                        help="Your working folder (default: $KATA_DIR, else the current directory).")(
+        stored_lang_option(fn))
 
 
 def lang_option(fn):

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from checker.cli.common import UsageProblem, prepared_lab, read_loop_file
+from checker.cli.common import (
+    Options,
+    UsageProblem,
+    current_lang,
+    pass_options,
+    prepared_lab,
+    read_loop_file,
+    stored_lang_option,
+)
 from checker.runs import RunFailed, run_settings
 
 LESSON_HELP = "Run the lesson's own loop (the reference, solutions/loop.py) instead of a file of yours."
@@ -104,7 +112,9 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
 @click.option("--epochs", type=click.IntRange(1, 20), default=2, show_default=True)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON.")
-def trace_cmd(path, lesson, examples, batch_size, epochs, seed, as_json):
+@stored_lang_option
+@pass_options
+def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed, as_json):
     """Follow a few examples through PATH's train_epoch, batch by batch.
 
     For every batch: the shape of xb, which examples it holds (numbered from 0), whether each
@@ -122,4 +132,4 @@ def trace_cmd(path, lesson, examples, batch_size, epochs, seed, as_json):
 
         click.echo(dumps(trace, indent=2))
         return
-    print_trace(trace)
+    print_trace(trace, current_lang(options.lang))
