@@ -134,7 +134,10 @@ def after_pass(session: Session, kata: Kata, con, newly: bool) -> None:
             session.tell(con, M.YOUR_CHANGE)
             print_diff(diff, con, lang=session.lang)
     left = len(session.unsolved())
-    session.tell(con, M.AFTER_PASS if left else M.AFTER_PASS_LAST, left=left)
+    if kata.practice is not None and left:
+        session.tell(con, M.PRACTICE_AFTER, left=left)
+    else:
+        session.tell(con, M.AFTER_PASS if left else M.AFTER_PASS_LAST, left=left)
 
 
 def not_yet(session: Session, kata: Kata, con) -> None:
@@ -368,8 +371,11 @@ def reveal_hint(session: Session) -> None:
     con = out()
     if rec.hints >= total:
         print_texts(con, session.say(M.HINTS_SO_FAR), [h.render(session.lang) for h in kata.hints])
-        session.tell(con, M.NO_MORE_HINTS, "yellow", total=total, file=shown_path(session.file_of(kata)),
-                     run=session.run_command(kata))
+        if kata.practice is not None:
+            session.tell(con, M.PRACTICE_NO_MORE_HINTS, "yellow", total=total, run=session.run_command(kata))
+        else:
+            session.tell(con, M.NO_MORE_HINTS, "yellow", total=total, file=shown_path(session.file_of(kata)),
+                         run=session.run_command(kata))
         return
     n = session.progress.reveal_hint(kata.slug, total)
     session.save()

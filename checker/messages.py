@@ -204,3 +204,12 @@ GUIDE_UNKNOWN = Message(
 GUIDE_MISSING = Message(en="the guide is not installed here ({dir} is missing)",
                         es="la guía no está instalada aquí (falta {dir})")
 GUIDE_SEE = Message(en="`kata read {id}` — {title}", es="`kata read {id}` — {title}")
+PRACTICE_AFTER = Message(
+    en="Next: `kata solution` lists every figure the run measured; `kata next` opens the next kata ({left} left).",
+    es="Después: `kata solution` enumera cada cifra que midió la ejecución; `kata next` abre la siguiente kata "
+       "(quedan {left}).",
+)
+PRACTICE_NO_MORE_HINTS = Message(
+    en="No more hints: all {total} are above. Run it and look at the figures: {run}",
+    es="No hay más pistas: las {total} están arriba. Ejecútalo y mira las cifras: {run}",
+)
