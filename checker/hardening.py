@@ -99,10 +99,15 @@ def _proc_table() -> dict[int, tuple[int, int, str]]:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
+            fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
         except OSError:
             continue
+        try:
+            stat = os.read(fd, 512)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
         fields = stat.rsplit(b")", 1)[-1].split()
         try:
             table[int(entry)] = (int(fields[1]), int(fields[3]), fields[0].decode())
@@ -118,16 +123,20 @@ def own_children(table: dict[int, tuple[int, int, str]] | None = None) -> set[in
 
 
 def kill_descendants(roots: Iterable[int], *, sessions: Iterable[int] = (), keep: Iterable[int] = (),
-                     rounds: int = 50) -> int:
+                     adopted: bool = False, rounds: int = 50) -> int:
     """SIGKILL every live descendant of ``roots`` (and every process in ``sessions``), then reap the ones
     that are kata's own children; repeat until none is left. ``keep``: pids never touched (another
-    running job's child, kata's own unrelated children). Returns how many were killed."""
+    running job's child, kata's own unrelated children). ``adopted``: also every child of kata's not in
+    ``keep`` (orphans re-parented to kata, the subreaper). Returns how many were killed."""
     import time
 
     me, keep, roots, sessions = os.getpid(), set(keep), set(roots), set(sessions)
+    original = set(roots)
     killed: set[int] = set()
     for attempt in range(rounds):
         table = _proc_table()
+        if adopted:  # kata's own children that are neither kept nor a root: orphans handed to kata
+            roots |= {pid for pid, (ppid, _, _) in table.items() if ppid == me and pid not in keep}
         children: dict[int, list[int]] = {}
         for pid, (ppid, _, _) in table.items():
             children.setdefault(ppid, []).append(pid)
@@ -151,7 +160,7 @@ def kill_descendants(roots: Iterable[int], *, sessions: Iterable[int] = (), keep
         # reap what is ours (adopted orphans included): a zombie child of kata holds nothing, but it is
         # still a process; the roots themselves are reaped by their owner.
         for pid in found:
-            if table.get(pid, (0,))[0] == me and pid not in roots:
+            if table.get(pid, (0,))[0] == me and pid not in original:
                 try:
                     os.waitpid(pid, os.WNOHANG)
                 except ChildProcessError:
@@ -172,6 +181,7 @@ def job_identity() -> tuple[int, int] | None:
     """(uid, gid) the next child drops to, or None where kata is not root (it cannot drop)."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None
+    code_readable_by_others()  # computed here, once, not in every child
     uid = UID_BASE + (os.getpid() * 7 + next(_uid_counter)) % UID_SLOTS
     return uid, uid
 

@@ -342,7 +342,7 @@ class _Running:
     def kill_tree(self, keep: set[int]) -> None:
         """The child, everything it started (whatever its session), and orphans handed to kata."""
         self.kill()
-        hardening.kill_descendants([self.pid], sessions=[self.pid], keep=keep)
+        hardening.kill_descendants([self.pid], sessions=[self.pid], keep=keep, adopted=True)
 
     def reap(self) -> Outcome:
         _, status = os.waitpid(self.pid, 0)
@@ -421,8 +421,6 @@ def run_jobs(
         child.close(selector)
         del running[pid]
         outcome = child.reap()
-        # orphans handed to kata (the subreaper) by a job that is over: none may outlive it
-        hardening.kill_descendants(hardening.own_children() - unrelated - set(running), keep=set(running) | unrelated)
         outcomes[order[id(child.job)]] = outcome
         if on_outcome:
             on_outcome(outcome)

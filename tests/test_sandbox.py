@@ -39,9 +39,9 @@ def in_train_epoch(code: str) -> str:
 
 
 def spawn_and_hang(marker: str) -> str:
-    """Code that tries to start a `sleep MARKER` grandchild (the sandbox refuses it), then never returns."""
-    return (f"import subprocess\ntry:\n    subprocess.Popen(['sleep', '{marker}'])\nexcept OSError:\n    pass\n"
-            "while True:\n    pass")
+    """Code that never returns. (A file may not start processes while graded: the audit hook refuses
+    it, as tampering; tests/test_integrity.py covers what the runner does with a job's processes.)"""
+    return f"marker = '{marker}'\nwhile True:\n    pass"
 
 
 def own_children() -> set[int]:
