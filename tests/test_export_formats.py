@@ -216,3 +216,46 @@ def test_kata_check_still_prints_a_report_for_a_file_it_cannot_grade(tmp_path, r
     suite = parse_junit(junit.stdout).find("testsuite")
     assert suite.get("errors") == "1"
     assert suite.find("testcase/error").get("type") == ("not_found" if content is None else "syntax")
+
+
+# --- held for review (the integrity note) ---------------------------------------------------------
+
+def held_report() -> Report:
+    checks = [CheckResult("steps.overfit", "steps", "overfit 8 examples", "pass", "all 8 right", {}, 1.0),
+              CheckResult("steps.fresh_grads", "steps", "fresh gradients", "pass", "fresh", {}, 0.5)]
+    report = Report(file="sub/sly.py", checks=checks)
+    report.integrity = ["line 3: inspects the interpreter (sys.modules)", "line 9: imports kata's own code (checker)"]
+    return report
+
+
+def test_a_held_report_scores_zero_on_gradescope_with_a_visible_note():
+    data = json.loads(render_gradescope(held_report()))
+    jsonschema.validate(data, SCHEMA)
+    assert data["score"] == 0 and all(t["score"] == 0 for t in data["tests"])
+    assert data["output"].startswith("held for review: line 3: inspects the interpreter (sys.modules)")
+    assert data["extra_data"]["held_for_review"] is True and data["extra_data"]["passed"] is False
+    es = json.loads(render_gradescope(held_report(), "es"))
+    assert es["output"].startswith("retenido para revisión:")
+
+
+def test_a_held_report_is_a_failed_integrity_case_in_junit():
+    root = parse_junit(render_junit(held_report()))
+    assert_junit_shape(root)
+    suite = root.find("testsuite")
+    case = next(c for c in suite.findall("testcase") if c.get("name") == "integrity")
+    failure = case.find("failure")
+    assert failure.get("type") == "held_for_review" and "sys.modules" in failure.text
+    assert suite.get("failures") == "1" and suite.get("tests") == "3"
+
+
+def test_a_held_report_is_not_shown_as_passing_in_text_or_json():
+    from rich.console import Console
+
+    from checker.formats import render_json, render_text
+
+    console = Console(record=True, width=120, color_system=None)
+    render_text(held_report(), console)
+    text = console.export_text()
+    assert "every check passes" not in text and "held for review" in text and "line 9" in text
+    data = json.loads(render_json(held_report()))
+    assert data["passed"] is False and data["held_for_review"] is True and len(data["integrity"]) == 2
