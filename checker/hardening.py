@@ -400,7 +400,8 @@ def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
         return active
     _close_descriptors(keep_fds)
     active["descriptors"] = True
-    _lower(resource.RLIMIT_NPROC, NPROC)
+    if identity is not None:  # counted per uid: only meaningful for a uid of the child's own
+        _lower(resource.RLIMIT_NPROC, NPROC)
     _lower(resource.RLIMIT_FSIZE, FILE_SIZE)
     _lower(resource.RLIMIT_NOFILE, OPEN_FILES)
     _lower(resource.RLIMIT_CPU, CPU_SECONDS)
