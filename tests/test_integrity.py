@@ -271,6 +271,44 @@ def test_a_correct_loop_with_dataloader_workers_passes(runner, tmp_path):
     assert not review_reasons(source, str(path))
 
 
+ORDINARY_EXTRAS = """import random
+import copy
+import csv, fractions, wave, colorsys, difflib, textwrap
+import logging, warnings, traceback
+from collections import namedtuple
+from dataclasses import dataclass
+
+Point = namedtuple("Point", "x y")
+
+
+@dataclass
+class Config:
+    lr: float = 0.1
+
+
+log = logging.getLogger("loop")
+log.warning("starting")
+warnings.warn("a warning the loop raises")
+try:
+    1 / 0
+except ZeroDivisionError:
+    traceback.print_exc()
+    log.exception("caught")
+"""
+
+
+def test_a_correct_loop_with_ordinary_extras_passes(runner, tmp_path):
+    """First imports of standard modules, namedtuple, dataclass, logging and printed tracebacks, a deep
+    copy of a model (copyreg caches __slotnames__ on torch's classes): nothing a loop does is refused."""
+    source = REFERENCE.replace("import random\n", ORDINARY_EXTRAS, 1)
+    source += "\n\n_snapshot = copy.deepcopy(make_model(seed=0))\n"
+    path = tmp_path / "extras.py"
+    path.write_text(source)
+    code, out, data, _ = kata_check(runner, path, "--json", *ONLY_ARGS, "--only", "model.init")
+    assert code == 0, out
+    assert "integrity" not in data
+
+
 def test_no_correct_loop_is_flagged():
     from checker.katas import load_katas, starter_source
     from checker.mutation import mutant_source
