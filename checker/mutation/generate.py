@@ -413,18 +413,12 @@ def run_generated(
     number of verdicts taken from the cache)."""
     from checker.checks import ordered_ids
     from checker.grading import Submission, grade
-    from checker.mutation.verify import (
-        REFERENCE_NAME,
-        ReferenceResult,
-        Verification,
-        build_sources,
-        settle,
-    )
+    from checker.mutation.verify import REFERENCE_NAME, MutantResult, ReferenceResult, Verification, settle
 
     started = time.perf_counter()
     ref_source = reference if reference is not None else reference_source()
     ids = ordered_ids(None, device=getattr(lab, "device", "cpu"))
-    results = build_sources([g.mutant for g in generated], ref_source)
+    results = [MutantResult(g.mutant, "Pending", source=g.source) for g in generated]  # built once, by generate
     by_id = {r.mutant.id: r for r in results}
     behaviour: dict[str, str | None] = {}
     hits = 0

@@ -270,8 +270,9 @@ class Site:
         """
         found = self.find_all(target, kind)
         if kind == ARGUMENT and target.strip().isidentifier():
-            found += [n for n in self.index.nodes[ARGUMENT]
-                      if n.keyword is not None and n.keyword.value == target.strip() and n not in found]
+            named = {id(n) for n in found} | {id(n) for n in self.index.nodes[ARGUMENT]
+                                              if n.keyword is not None and n.keyword.value == target.strip()}
+            found = [n for n in self.index.nodes[ARGUMENT] if id(n) in named]  # file order, as visited
         if call is not None:
             calls = self._calls_named(call)
             if not calls:
@@ -280,7 +281,6 @@ class Site:
             if not found:
                 raise TargetError(f"target {target!r} matches no {kind} inside a call to {call!r} "
                                   f"in {self.function}()")
-        found.sort(key=self.line_of)
         if not found:
             raise TargetError(f"target {target!r} matches no {kind} in {self.function}()")
         if occurrence is not None:
