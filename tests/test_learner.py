@@ -668,3 +668,13 @@ def test_what_you_changed_is_one_rich_diff(runner, workdir: Path) -> None:
     after = result.output.split("What you changed")[1]
     assert "--- starter/fresh-grads.py" in after and "+++ fresh-grads.py" in after
     assert re.search(r"^\+\s+optimizer\.zero_grad\(\)", after, re.MULTILINE), after
+
+
+def test_the_guide_index_lists_every_section_with_its_title() -> None:
+    from checker import guide
+
+    index = (guide.guide_dir() / "README.md").read_text(encoding="utf-8")
+    for lang in ("en", "es"):
+        for section in guide.sections(lang):
+            link = f"[{section.title}]({lang}/{section.path.name})"
+            assert link in index, f"docs/guide/README.md lacks {link}"
