@@ -40,3 +40,21 @@ def test_the_test_command_says_where_how_long_and_what_is_skipped() -> None:
     assert re.search(r"about\s+5 minutes", text)
     assert "CUDA" in text and "skipped" in text
     assert "python -m pytest -q" in text
+
+
+def test_an_installed_kata_finds_the_guide_inside_the_package(tmp_path, monkeypatch) -> None:
+    """The wheel maps docs/guide to checker/_data/guide; without a checkout beside it, kata looks there."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    from checker import guide
+
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert build["force-include"]["docs/guide"] == "checker/_data/guide"
+    package = tmp_path / "site-packages" / "checker"
+    shutil.copytree(ROOT / "docs" / "guide", package / "_data" / "guide")
+    monkeypatch.setattr(guide, "_PACKAGE", package)
+    assert guide.guide_dir() == package / "_data" / "guide"
+    assert [s.id for s in guide.sections("es")][:2] == ["data", "loaders"]
