@@ -231,7 +231,7 @@ class TamperGuard:
     The objects themselves are held, so an id can never be reused by a replacement.
     """
 
-    COLD_EVERY = 0.05
+    COLD_EVERY = 0.2
 
     def __init__(self) -> None:
         hot_names: list[tuple[str, Any, str, Any]] = []  # (label, namespace, key, object)
