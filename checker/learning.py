@@ -92,7 +92,7 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
         raise UsageProblem(session.say(M.FILE_MISSING, path=shown_path(path)))
     if kata.practice is not None:
         return check_practice(session, kata, fmt)
-    from checker.cli.check import emit_report, grade_path
+    from checker.checking import emit_report, grade_path
 
     con = out() if fmt == "text" else None
     if con is not None:
