@@ -641,3 +641,24 @@ def test_changes_name_what_moved_in_english_and_spanish():
     spanish = changes_markdown(changes, 4, "es")
     assert "entrega nueva" in spanish and "ya no está en la carpeta" in spanish
     assert "Nada cambió en las 3 entrega(s)" in changes_markdown([], 3, "es")
+
+
+def test_kata_new_check_measures_the_numbers_a_story_quotes(lab):
+    """A [symptom] quote is trained as `kata run` trains it: a true one passes, a false one is named."""
+    import dataclasses
+
+    from checker.catalogue import false_quotes
+    from checker.katas import load_katas
+    from checker.mutation import mutant_source, reference_source
+
+    kata = next(k for k in load_katas() if k.slug == "falls-then-rises")
+    mutant, reference = mutant_source(kata.mutant), reference_source()
+    assert false_quotes(kata, mutant, reference, lab) == []
+    run, epoch, column, text = kata.symptom["quotes"][0]
+    wrong = f"{float(text) + 0.0101:.4f}"
+    bent = dataclasses.replace(kata, symptom={**kata.symptom, "quotes": [[run, epoch, column, wrong]]})
+    assert false_quotes(bent, mutant, reference, lab) == [
+        f"the story quotes {wrong} for the {run}'s {column} at epoch {epoch}, but `kata run` prints {text} there"]
+    bad_flags = dataclasses.replace(kata, try_args=("--epochs", "ten"))
+    (reason,) = false_quotes(bad_flags, mutant, reference, lab, "es")
+    assert "no son opciones de `kata run`" in reason

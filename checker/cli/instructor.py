@@ -312,7 +312,7 @@ def _check_draft(name: str, mutants_dir: Path, katas_dir: Path, lang: str = "en"
     """`kata new --check NAME`: every missing or failing piece of a kata (or a lone mutant); the exit code."""
     from rich.markup import escape
 
-    from checker.catalogue import draft_reasons, load_proofs, record_proofs
+    from checker.catalogue import draft_reasons, false_quotes, load_proofs, record_proofs, symptom_problems
     from checker.katas import KataFileError, load_katas
     from checker.mutation import MutantError, MutantFileError, apply, load_mutants, reference_source
     from checker.term import console
@@ -358,6 +358,10 @@ def _check_draft(name: str, mutants_dir: Path, katas_dir: Path, lang: str = "en"
         out.print(f"[yellow]{escape(say('no_kata', mid=name))}[/]")
         return 0 if mutant is not None and not problems else 1
     reasons = draft_reasons(kata, mutants, load_proofs(mutants_dir), reference, lang)
+    if mutant is not None and not symptom_problems(kata):  # the claim is complete: are its numbers true?
+        from checker.cli.common import prepared_lab
+
+        reasons += false_quotes(kata, apply(mutant, reference), reference, prepared_lab("cpu"), lang)
     if not reasons:
         out.print(f"[green]✓ {escape(say('ready', slug=kata.slug))}[/]")
         from checker.authoring import refresh_catalogue_doc
