@@ -645,6 +645,11 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
             if path.startswith(secrets):
                 _, near, _ = origin()
                 return None if near == "kata" else f"reads kata's own files ({path})"
+            if (not writing and path.endswith((".py", ".ipynb", ".pyc")) and kind(path) == "learner"
+                    and not path.startswith(private or "\0")):
+                _, near, _ = origin()
+                if near == "learner":  # a classmate's file, or any other loop: not this file's to read
+                    return f"reads another source file ({path})"
             if writing and not writable(path):
                 if "/__pycache__/" in path:
                     raise Refused("bytecode cache")  # importlib swallows it; nothing to report

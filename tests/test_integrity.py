@@ -207,6 +207,7 @@ def class_folder(tmp_path_factory, reference_measured):
         "d_sibling_fds.py": attack_source("sibling_fds"),
         "e_setsid_grandchild.py": attack_source("setsid_grandchild", out=out),
         "f_forged_pipe.py": attack_source("forged_pipe_numbers", reference_measured),
+        "g_copy_classmate.py": attack_source("copy_classmate"),
     }
     for name, text in files.items():
         (folder / name).write_text(text)
@@ -232,7 +233,7 @@ def _describe(pid: int) -> str:
 
 
 @pytest.mark.parametrize("name", ["c_ptrace_parent.py", "d_sibling_fds.py", "e_setsid_grandchild.py",
-                                  "f_forged_pipe.py"])
+                                  "f_forged_pipe.py", "g_copy_classmate.py"])
 def test_class_folder_attack_never_passes(class_folder, name):
     assert class_folder["proc"].returncode == 0, class_folder["proc"].stderr
     assert class_folder["results"][name]["passed"] is False
