@@ -13,7 +13,9 @@
 - ``draft_reasons(kata, mutants, proofs)``: why a kata is not ready for learners, in plain words (a
   placeholder text, no ``[symptom]``, a quoted number missing from a story, a mutant that is not proven
   killed). A kata with reasons is a *draft*: ``kata list`` and ``kata next`` hide it unless
-  ``KATA_DRAFTS=1``; ``kata new --check`` prints the reasons.
+  ``KATA_DRAFTS=1``; ``kata new --check`` prints the reasons;
+- ``false_quotes(kata, ...)``: the numbers a ``[symptom]`` quotes, trained as ``kata run`` trains them
+  (``kata new --check`` only: it runs loops, so ``kata list`` does not).
 """
 
 from __future__ import annotations
