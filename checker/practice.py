@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.i18n import Message
+from checker.runs import TraceSettings
 
 try:
     import tomllib
@@ -59,7 +60,7 @@ class Exercise:
 # ---------------------------------------------------------------------------------------------
 # The measurements: the reference loop, run in sandboxed children
 
-TRACE = {"examples": 6, "batch_size": 4, "epochs": 2, "seed": 0}
+TRACE = TraceSettings(examples=6, batch_size=4, epochs=2, seed=0)
 BATCH_SIZES = (8, 150)
 BATCH_RUN = {"optimizer": "adam", "lr": 0.01, "epochs": 30}
 SEEDS = range(5)
@@ -98,10 +99,10 @@ def measure_trace(lab) -> dict[str, tuple[Any, Message]]:
 
 
 def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
-    from checker.runs import measure, run_settings
+    from checker.runs import RunSettings, measure
 
     runs = measure([_reference()] * len(BATCH_SIZES),
-                   [run_settings(**BATCH_RUN, batch_size=b) for b in BATCH_SIZES], lab)
+                   [RunSettings(**BATCH_RUN, batch_size=b) for b in BATCH_SIZES], lab)
     last = {b: r["history"][-1]["train_loss"] for b, r in zip(BATCH_SIZES, runs, strict=True)}
     steps = {b: r["steps"][0] for b, r in zip(BATCH_SIZES, runs, strict=True)}
     lower = min(BATCH_SIZES, key=last.__getitem__)
@@ -118,11 +119,11 @@ def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
 
 
 def measure_seed_sources(lab) -> dict[str, tuple[Any, Message]]:
-    from checker.runs import measure, run_settings
+    from checker.runs import RunSettings, measure
 
     pairs = [(s, 0) for s in SEEDS] + [(0, s) for s in SEEDS if s != 0] + [(0, 0)]
     runs = measure([_reference()] * len(pairs),
-                   [run_settings(**SEED_RUN, seed_loader=lo, seed_model=mo) for lo, mo in pairs], lab)
+                   [RunSettings(**SEED_RUN, seed_loader=lo, seed_model=mo) for lo, mo in pairs], lab)
     final = [r["history"][-1]["val_loss"] for r in runs]
     by_loader = [final[i] for i, (_, mo) in enumerate(pairs[:-1]) if mo == 0]
     by_model = [final[i] for i, (lo, _) in enumerate(pairs[:-1]) if lo == 0]

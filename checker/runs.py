@@ -11,7 +11,7 @@ with which labels, and how many times ``step()`` was called.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from checker.sandbox import Job, Limits, Reporter, run_jobs
@@ -39,12 +39,58 @@ class RunResult:
     """optimizer steps taken in each epoch (None where the file's fit does not call train_epoch)"""
 
 
-def run_settings(**given: Any) -> dict[str, Any]:
-    """The settings of a run, with the lesson's defaults for what is not given."""
-    settings = {"optimizer": "sgd", "lr": 0.1, "epochs": 10, "batch_size": 32, "scheduler": None,
-                "clip": None, "seed": 0, "seed_loader": None, "seed_model": None, "device": "cpu"}
-    settings.update(given)
-    return settings
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run trains: the lesson's setting, with what `kata run` lets a learner change.
+
+    ``kata run``, the practice katas and the tests build runs from this one type.
+    """
+
+    optimizer: str = "sgd"
+    """"sgd" or "adam", given to the file's make_optimizer."""
+    lr: float = 0.1
+    epochs: int = 10
+    batch_size: int = 32
+    scheduler: str | None = None
+    """None, "step" (StepLR(step_size=10, gamma=0.5)) or "cosine" (CosineAnnealingLR(T_max=epochs))."""
+    clip: float | None = None
+    """The gradient norm to clip to, or None."""
+    seed: int = 0
+    """seed_everything's seed, and the loader's and the model's unless given apart."""
+    seed_loader: int | None = None
+    seed_model: int | None = None
+    device: str = "cpu"
+    timeout: float | None = None
+    """Seconds the run may take (None: a limit that grows with the epochs)."""
+
+    @property
+    def loader_seed(self) -> int:
+        return self.seed if self.seed_loader is None else self.seed_loader
+
+    @property
+    def model_seed(self) -> int:
+        return self.seed if self.seed_model is None else self.seed_model
+
+    @classmethod
+    def from_options(cls, **options: Any) -> RunSettings:
+        """From `kata run`'s options (``scheduler="none"`` is no scheduler; other options are ignored)."""
+        known = {k: v for k, v in options.items() if k in cls.__dataclass_fields__}
+        if known.get("scheduler") == "none":
+            known["scheduler"] = None
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class TraceSettings:
+    """What `kata trace` follows: a few examples through train_epoch, batch by batch."""
+
+    examples: int = 6
+    batch_size: int = 4
+    epochs: int = 2
+    seed: int = 0
+    optimizer: str = "sgd"
+    lr: float = 0.1
+    timeout: float | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,26 +147,22 @@ def _count_steps(loop) -> tuple[list[int | None], Callable[[], None]]:
     return per_epoch, undo
 
 
-def measure_run(loop, settings: dict[str, Any], lab) -> dict[str, Any]:
+def measure_run(loop, settings: RunSettings, lab) -> dict[str, Any]:
     """One run of the lesson with ``loop``: its history, warnings and steps per epoch."""
     from checker.worker import run_lesson
 
-    seed = settings.get("seed", 0)
-    loader_seed = settings.get("seed_loader")
-    model_seed = settings.get("seed_model")
-    loader_seed = seed if loader_seed is None else loader_seed
-    model_seed = seed if model_seed is None else model_seed
+    seed, loader_seed, model_seed = settings.seed, settings.loader_seed, settings.model_seed
     steps, undo = _count_steps(loop)
     try:
         driven = loop if (loader_seed, model_seed) == (seed, seed) else _Seeds(loop, loader_seed, model_seed)
-        history, warnings = run_lesson(driven, {**settings, "seed": model_seed}, lab)
+        history, warnings = run_lesson(driven, replace(settings, seed=model_seed), lab)
     finally:
         undo()
     counted: list[int | None] = list(steps) if len(steps) == len(history) else [None] * len(history)
     return {"history": history, "warnings": warnings, "steps": counted}
 
 
-def measure_trace(loop, settings: dict[str, Any]) -> dict[str, Any]:
+def measure_trace(loop, settings: TraceSettings) -> dict[str, Any]:
     """``epochs`` epochs of train_epoch on the first ``examples`` training examples, batch by batch.
 
     For each batch: the shape of the features the model received, which examples they were (their
@@ -129,14 +171,14 @@ def measure_trace(loop, settings: dict[str, Any]) -> dict[str, Any]:
     import torch
     from torch import nn
 
-    n, batch_size = settings["examples"], settings["batch_size"]
-    seed, epochs = settings.get("seed", 0), settings.get("epochs", 2)
+    n, batch_size = settings.examples, settings.batch_size
+    seed, epochs = settings.seed, settings.epochs
     loop.seed_everything(seed=seed)
     X_train, y_train, _, _ = loop.make_data(seed=0)
     X, y = X_train[:n], y_train[:n]
     loader = loop.make_loader(X, y, batch_size=batch_size, seed=seed)
     model = loop.make_model(seed=seed)
-    optimizer = loop.make_optimizer(model, name=settings.get("optimizer", "sgd"), lr=settings.get("lr", 0.1))
+    optimizer = loop.make_optimizer(model, name=settings.optimizer, lr=settings.lr)
     batches: list[dict[str, Any]] = []
     pending: list[torch.Tensor] = []
     steps = [0]
@@ -185,7 +227,8 @@ def _row_index(X, row) -> int | None:
     return hits[0] if hits else None
 
 
-def _target(source: str, filename: str, what: str, settings: dict[str, Any], lab) -> Callable[[Reporter], None]:
+def _target(source: str, filename: str, what: str, settings: RunSettings | TraceSettings,
+            lab) -> Callable[[Reporter], None]:
     def target(rep: Reporter) -> None:
         import torch
 
@@ -200,7 +243,7 @@ def _target(source: str, filename: str, what: str, settings: dict[str, Any], lab
             rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
             return
         rep.send({"event": "loaded"})
-        rep.start(what, timeout=settings.get("timeout"))
+        rep.start(what, timeout=settings.timeout)
         try:
             figures = measure_trace(loop, settings) if what == "trace" else measure_run(loop, settings, lab)
         except BaseException as exc:
@@ -215,11 +258,11 @@ def _target(source: str, filename: str, what: str, settings: dict[str, Any], lab
 # ---------------------------------------------------------------------------------------------
 # in the parent
 
-def _seconds(settings: dict[str, Any]) -> float:
-    return 60.0 + settings.get("epochs", 10) * 1.0
+def _seconds(settings: RunSettings | TraceSettings) -> float:
+    return settings.timeout or 60.0 + settings.epochs * 1.0
 
 
-def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[dict[str, Any]], lab,
+def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSettings | TraceSettings], lab,
             what: str = "run") -> list[dict[str, Any]]:
     """Run every (source, filename) with the settings at the same index, two children at a time.
 
@@ -246,7 +289,7 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[dict[str
     return [found[i] for i in range(len(jobs))]
 
 
-def run_files(sources: Sequence[tuple[str, str]], settings: dict[str, Any], lab) -> list[RunResult]:
+def run_files(sources: Sequence[tuple[str, str]], settings: RunSettings, lab) -> list[RunResult]:
     """Each file trained with the same settings, side by side."""
     figures = measure(sources, [settings] * len(sources), lab)
     return [RunResult(name, f["history"], f["warnings"], f["steps"]) for (_, name), f in zip(sources, figures,

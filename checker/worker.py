@@ -128,7 +128,6 @@ def reference_target(check_ids: Sequence[str], lab, draw) -> Callable[[Reporter]
         lab.draw = draw
         rep.start("load", timeout=LOAD_TIMEOUT)
         module = load_loop(source, REFERENCE_FILENAME)
-        module.__kata_reference__ = True
         for cid in check_ids:
             rep.start(cid, timeout=REGISTRY[cid].timeout)
             started = time.perf_counter()
@@ -156,7 +155,7 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-def run_target(source: str, filename: str, settings: dict[str, Any], lab) -> Callable[[Reporter], None]:
+def run_target(source: str, filename: str, settings, lab) -> Callable[[Reporter], None]:
     """Train the lesson's setting with the file's own functions; report the history."""
 
     def target(rep: Reporter) -> None:
@@ -164,7 +163,7 @@ def run_target(source: str, filename: str, settings: dict[str, Any], lab) -> Cal
         module = _load(source, filename, rep)
         if module is None:
             return
-        rep.start("run", timeout=settings.get("timeout"))
+        rep.start("run", timeout=settings.timeout)
         try:
             history, warnings = run_lesson(module, settings, lab)
         except BaseException as exc:
@@ -176,26 +175,26 @@ def run_target(source: str, filename: str, settings: dict[str, Any], lab) -> Cal
     return target
 
 
-def run_lesson(loop, settings: dict[str, Any], lab) -> tuple[list[dict], list[str]]:
-    """The lesson's run: data, loader, model, optimizer and schedule from the loop's own functions."""
+def run_lesson(loop, settings, lab) -> tuple[list[dict], list[str]]:
+    """The lesson's run (a ``checker.runs.RunSettings``): data, loader, model, optimizer and schedule from the
+    loop's own functions."""
     import torch
     from torch import nn
 
-    seed, device = settings.get("seed", 0), settings.get("device", "cpu")
-    epochs = settings.get("epochs", 10)
+    seed, device, epochs = settings.seed, settings.device, settings.epochs
     loop.seed_everything(seed=seed)
     X_train, y_train, X_val, y_val = loop.make_data(seed=0)
-    loader = loop.make_loader(X_train, y_train, batch_size=settings.get("batch_size", 32), seed=seed)
+    loader = loop.make_loader(X_train, y_train, batch_size=settings.batch_size, seed=seed)
     model = loop.make_model(seed=seed).to(device)
-    optimizer = loop.make_optimizer(model, name=settings.get("optimizer", "sgd"), lr=settings.get("lr", 0.1))
+    optimizer = loop.make_optimizer(model, name=settings.optimizer, lr=settings.lr)
     scheduler = None
-    if settings.get("scheduler") == "step":
+    if settings.scheduler == "step":
         scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)
-    elif settings.get("scheduler") == "cosine":
+    elif settings.scheduler == "cosine":
         scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
     history = loop.fit(
         model, optimizer, loader, nn.CrossEntropyLoss(), epochs,
-        scheduler=scheduler, val=(X_val, y_val), clip_norm=settings.get("clip"), device=device,
+        scheduler=scheduler, val=(X_val, y_val), clip_norm=settings.clip, device=device,
     )
     warnings: list[str] = []
     if not isinstance(history, list):

@@ -57,14 +57,12 @@ def _claim(raw: dict) -> dict:
 SYMPTOMS: dict[str, dict] = {k.slug: _claim(k.symptom) for k in KATAS if k.symptom}
 
 
-def _settings(args: tuple[str, ...]) -> dict:
+def _settings(args: tuple[str, ...]):
     """The settings `kata run` would train with, from its own option parsing of the flags."""
     from checker.cli.run import run_cmd
+    from checker.runs import RunSettings
 
-    p = run_cmd.make_context("run", ["loop.py", *args]).params
-    return {"optimizer": p["optimizer"], "lr": p["lr"], "epochs": p["epochs"], "batch_size": p["batch_size"],
-            "scheduler": None if p["scheduler"] == "none" else p["scheduler"], "clip": p["clip"],
-            "seed": p["seed"], "device": p["device"]}
+    return RunSettings.from_options(**run_cmd.make_context("run", ["loop.py", *args]).params)
 
 
 def _needed() -> tuple[set, set]:
@@ -96,10 +94,10 @@ def observed(lab, reference_source) -> dict:
         if who not in sources:
             sources[who] = mutant_source(who)
     jobs = []
-    for who, args in sorted(runs, key=lambda r: -_settings(r[1])["epochs"]):  # longest first
+    for who, args in sorted(runs, key=lambda r: -_settings(r[1]).epochs):  # longest first
         settings = _settings(args)
         jobs.append(Job(run_target(sources[who], f"{who}.py", settings, lab),
-                        Limits(step_timeout=60.0 + settings["epochs"]), tag=("run", who, args)))
+                        Limits(step_timeout=60.0 + settings.epochs), tag=("run", who, args)))
     for who, cid in sorted(checks):
         jobs.append(Job(check_target(sources[who], f"{who}.py", [cid], lab), Limits(),
                         tag=("check", who, cid)))

@@ -68,7 +68,7 @@ def test_every_exercise_has_a_kata_and_every_question_is_measured(lab) -> None:
 
 def test_trace_measures_what_the_lesson_describes(lab) -> None:
     measured = answers(EXERCISES["trace"].measure(lab))
-    n, size = TRACE["examples"], TRACE["batch_size"]
+    n, size = TRACE.examples, TRACE.batch_size
     batches = math.ceil(n / size)
     assert measured["batches"] == batches
     assert measured["xb_shapes"] == [[size, 2]] * (n // size) + ([[n % size, 2]] if n % size else [])
@@ -77,7 +77,7 @@ def test_trace_measures_what_the_lesson_describes(lab) -> None:
     # the order of epoch 2 is the lesson's loader's own second order, computed here
     Xtr, ytr, _, _ = lesson_split()
     loader = DataLoader(TensorDataset(Xtr[:n], ytr[:n]), batch_size=size, shuffle=True,
-                        generator=torch.Generator().manual_seed(TRACE["seed"]))
+                        generator=torch.Generator().manual_seed(TRACE.seed))
     orders = [[int((Xtr[:n] == row).all(dim=1).nonzero()[0]) for xb, _ in loader for row in xb] for _ in range(2)]
     assert measured["same_order"] == (orders[0] == orders[1])
 

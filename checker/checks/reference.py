@@ -361,7 +361,7 @@ def _sizes(sizes: list[int]) -> str:
 @make_loader.judge
 def _(mine: dict, ref: dict):
     args = dict(b=ref["b"], s=ref["s"])
-    for epoch, (got, want) in enumerate(zip(mine["sizes"], ref["sizes"], strict=False), start=1):
+    for got, want in zip(mine["sizes"], ref["sizes"], strict=False):
         if got != want:
             return failed(LOADER_SIZES, got=_sizes(got), want=_sizes(want), **args)
     if len(mine["sizes"]) != len(ref["sizes"]):

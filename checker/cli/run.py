@@ -13,7 +13,7 @@ from checker.cli.common import (
     read_loop_file,
     stored_lang_option,
 )
-from checker.runs import RunFailed, run_settings
+from checker.runs import RunFailed, RunSettings, TraceSettings
 
 LESSON_HELP = "Run the lesson's own loop (the reference, solutions/loop.py) instead of a file of yours."
 
@@ -75,9 +75,9 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     from checker.runs import run_files
     from checker.tables import print_compare, print_history
 
-    settings = run_settings(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
-                            scheduler=None if scheduler == "none" else scheduler, clip=clip, seed=seed,
-                            seed_loader=seed_loader, seed_model=seed_model, device=device)
+    settings = RunSettings.from_options(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
+                                        scheduler=scheduler, clip=clip, seed=seed, seed_loader=seed_loader,
+                                        seed_model=seed_model, device=device)
     sources = _sources(path, lesson, compare)
     lab = prepared_lab(device)
     results = _measured(lambda: run_files(sources, settings, lab))
@@ -123,7 +123,7 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
     from checker.runs import measure
     from checker.tables import print_trace
 
-    settings = {"examples": examples, "batch_size": batch_size, "epochs": epochs, "seed": seed}
+    settings = TraceSettings(examples=examples, batch_size=batch_size, epochs=epochs, seed=seed)
     sources = _sources(path, lesson)
     lab = prepared_lab("cpu")
     trace = _measured(lambda: measure(sources, [settings], lab, what="trace"))[0]
