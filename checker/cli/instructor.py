@@ -99,7 +99,15 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
     measured, what to read), all written at the end, each file atomically. With --course, the
     course file's [points] say which checks count and what each is worth. Grading again into
     the same OUT (--force) writes changes.md: what changed since, and why. Exit status 0 once
-    the gradebook is written, 2 for a bad argument.
+    the gradebook is written, 2 for a bad argument. A course file (docs/grading.md):
+
+    \b
+        title = "Lab 4: the training loop"
+        [points]                 # the checks that count, and their points
+        "steps.fresh_grads" = 3
+        "loss.falls" = 1
+        [read]                   # optional: what to read when a check fails
+        "steps.fresh_grads" = "Lesson 4, section 4"
     """
     from checker.checks import REGISTRY
     from checker.gradebook import Course, CourseFileError, existing_outputs, find_submissions, grade_folder, load_course
