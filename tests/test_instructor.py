@@ -662,3 +662,17 @@ def test_kata_new_check_measures_the_numbers_a_story_quotes(lab):
     bad_flags = dataclasses.replace(kata, try_args=("--epochs", "ten"))
     (reason,) = false_quotes(bad_flags, mutant, reference, lab, "es")
     assert "no son opciones de `kata run`" in reason
+
+
+def test_the_documented_course_file_loads(tmp_path):
+    import re
+
+    from checker.checks import REGISTRY
+    from checker.gradebook import load_course
+    from tests.conftest import ROOT
+
+    (example,) = re.findall(r"```toml\n(.*?)```", (ROOT / "docs" / "grading.md").read_text(), re.S)
+    (tmp_path / "course.toml").write_text(example)
+    course = load_course(tmp_path / "course.toml", list(REGISTRY))
+    assert course.points == {"steps.fresh_grads": 3.0, "steps.overfit": 2.0, "loss.falls": 1.0, "modes.eval": 2.0}
+    assert course.max_points == 8 and course.title == "Lab 4: the training loop"
