@@ -757,3 +757,37 @@ def test_verify_on_main_kills_every_mutant_for_its_declared_reasons(lab):
     assert v.reference.passed, v.problems
     assert not v.problems, "\n".join(v.problems)
     assert v.score == 100.0 and len(v.results) == len(load_mutants())
+
+
+def test_verify_reads_the_mutants_once_and_records_the_proof(runner, tmp_path, monkeypatch):
+    import checker.mutation
+    import checker.mutation.verify
+    from checker.cli import main
+
+    shutil.copy(ROOT / "mutants" / "lr-ignored.toml", tmp_path)
+    calls = []
+    real = checker.mutation.load_mutants
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(checker.mutation, "load_mutants", counting)
+    monkeypatch.setattr(checker.mutation.verify, "load_mutants", counting)
+    result = runner.invoke(main, ["mutants", "verify", "--seeds", "1", "-q"], env={"KATA_MUTANTS_DIR": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    assert len(calls) == 1
+    proofs = json.loads((tmp_path / "proofs.json").read_text())["proofs"]
+    assert proofs["lr-ignored"]["status"] == "Killed" and proofs["lr-ignored"]["missing"] == []
+
+
+def test_mutants_doc_prints_or_writes_the_catalogue_page(runner, tmp_path):
+    from checker.authoring import catalogue_markdown
+    from checker.cli import main
+
+    printed = runner.invoke(main, ["mutants", "doc"])
+    assert printed.exit_code == 0 and printed.output == catalogue_markdown()
+    written = runner.invoke(main, ["mutants", "doc", "-o", str(tmp_path / "katas.md")])
+    assert written.exit_code == 0 and (tmp_path / "katas.md").read_text() == printed.output
+    bad = runner.invoke(main, ["mutants", "doc", "-o", str(tmp_path / "nowhere" / "katas.md")])
+    assert bad.exit_code == 2 and "does not exist" in bad.output

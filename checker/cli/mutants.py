@@ -226,6 +226,9 @@ class _Progress:
 def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lang) -> None:
     """Grade the reference and every mutant with the whole battery; print the kill matrix.
 
+    Each verdict is recorded in the mutants folder's proofs.json (what `kata list` reads to tell a
+    ready kata from a draft; commit it with the mutant files).
+
     Exit status: 0 when the reference passes every check under every seed and every mutant is
     killed by each check it declares; 1 otherwise (a survivor, a missed declared kill, a flaky or
     failing reference, a mutant that cannot be built or graded); 2 for a bad request.
