@@ -61,6 +61,7 @@ MUTANT_IDS = {
     "data-unstratified",
     "adam-weight-decay",
     "split-test-size-habit",
+    "batch-size-ignored",
 }
 SCHEMA = ROOT / "tests" / "data" / "mutation-testing-report-schema.json"
 
@@ -707,6 +708,7 @@ def test_the_html_renders_in_a_browser(survivor_run, tmp_path):
 @pytest.mark.parametrize("mutant_id, line", [
     ("adam-weight-decay", "return torch.optim.Adam(model.parameters(), lr=lr, weight_decay=0.01)"),
     ("split-test-size-habit", "X, y, test_size=0.2, random_state=seed, stratify=y"),
+    ("batch-size-ignored", "TensorDataset(X, y), batch_size=32, shuffle=True, generator=generator"),
 ])
 def test_the_mutants_written_in_toml_only_are_killed_by_their_declared_checks(lab, mutant_id, line):
     """Issue 12's mutants: a keyword argument added or changed with set_keyword, no Python written."""
