@@ -267,7 +267,12 @@ def run_verify(
         lab = Lab().prepare()
 
     ref_names = [REFERENCE_NAME if s == 0 else f"{REFERENCE_NAME} (seed {s})" for s in range(seeds)]
-    subs = [Submission(seeded_reference(ref_source, s), ref_names[s]) for s in range(seeds)]
+    # Seed 0 shares the run's draw with the mutants; every further seed also brings its own draw of the
+    # differential checks' arguments, so "the reference passes under N seeds" covers N draws too.
+    from checker.draws import Draw
+
+    subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=None if s == 0 else Draw.fresh())
+            for s in range(seeds)]
     pending = [r for r in results if r.status == "Pending"]
     subs += [Submission(r.source, f"mutants/{r.mutant.id}.py") for r in pending]
     names = {id(s): (ref_names[i] if i < seeds else pending[i - seeds].mutant.id) for i, s in enumerate(subs)}
