@@ -442,7 +442,7 @@ _ORIGIN_EVENTS = frozenset({
     "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
     "ctypes.addressof", "ctypes.call_function", "ctypes.string_at", "ctypes.wstring_at",
     "ctypes.create_string_buffer", "ctypes.create_unicode_buffer", "ctypes.get_errno", "ctypes.set_errno",
-    "ctypes.PyObj_FromPtr", "ctypes.dlopen",
+    "ctypes.PyObj_FromPtr",
     "gc.get_objects", "gc.get_referrers", "gc.get_referents",
     "sys.settrace", "sys.setprofile", "sys._current_frames", "sys._current_exceptions", "sys.addaudithook",
     "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
@@ -605,7 +605,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
             value = os.fsdecode(value)
         if not isinstance(value, str):
             return None
-        return os.path.normpath(os.path.join(os.getcwd(), value)) if not value.startswith("/") else os.path.normpath(value)
+        return os.path.normpath(value if value.startswith("/") else os.path.join(os.getcwd(), value))
 
     def writable(path: str) -> bool:
         return path.startswith(allowed_writes) or path + os.sep == private
@@ -630,7 +630,8 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
             if first == "learner":
                 return {"exec": "exec()", "compile": "compile()"}.get(event, event)
             if event == "compile" and near == "learner" and len(args) > 1:
-                name = args[1] if isinstance(args[1], str) else os.fsdecode(args[1]) if isinstance(args[1], bytes) else ""
+                name = args[1]
+                name = os.fsdecode(name) if isinstance(name, bytes) else name if isinstance(name, str) else ""
                 if kind(name) != "learner" and not _same_as_disk(name, args[0]):
                     return f"compiles code under {name}"
             return None
@@ -674,7 +675,8 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
             return None
         if event == "import":
             name = args[0] if args else ""
-            if isinstance(name, str) and (name in ("solutions", "checker") or name.startswith(("solutions.", "checker."))):
+            if isinstance(name, str) and (name in ("solutions", "checker")
+                                          or name.startswith(("solutions.", "checker."))):
                 _, near, _ = origin()
                 return None if near == "kata" else f"imports {name}"
             added = [p for p in sys.path if p not in path0]

@@ -56,7 +56,7 @@ try:  # C implementations, bound now: a loop that patches json, hashlib or os ca
     from _blake2 import blake2b as _blake2b
 except ImportError:  # pragma: no cover - every CPython has _blake2
     from hashlib import blake2b as _blake2b
-from json import encoder as _json_encoder
+from json import encoder as _json_encoder  # noqa: E402 - beside the other primitives bound at import
 
 _ENCODER = _json_encoder.c_make_encoder
 _ESCAPE = _json_encoder.c_encode_basestring_ascii or _json_encoder.py_encode_basestring_ascii
@@ -455,7 +455,7 @@ def run_jobs(
                 if child.poll() or (not child.open_fds and child.exited):
                     finish(pid, child)
     finally:
-        for pid, child in list(running.items()):
+        for child in list(running.values()):
             child.kill_tree(unrelated)
             child.close(selector)
             if child.pidfd is not None:

@@ -144,7 +144,7 @@ class _Tier:
     def changes(self, changed: list[str]) -> None:
         for kind, (mappings, keys, values) in self.flat.items():
             if not all(map(is_, map(kind.get, mappings, keys), values)):
-                for i, (where, key, value) in enumerate(zip(mappings, keys, values)):
+                for i, (where, key, value) in enumerate(zip(mappings, keys, values, strict=True)):
                     now = where.get(key, _MISSING)
                     if now is value:
                         continue
@@ -196,7 +196,7 @@ def _rewrapped(owner: Any, key: str, old: Any, new: Any) -> bool:
 
 
 def _space_changes(label: str, owner: Any, mapping, keys: list, values: list) -> list[str]:
-    before = dict(zip(keys, values))
+    before = dict(zip(keys, values, strict=True))
     found = []
     for key in set(before) | set(mapping):
         if key in _CACHES:

@@ -372,7 +372,8 @@ def test_ordinary_constructs_are_not_flagged():
         "os.environ['PYTHONHASHSEED'] = '0'\nlog = logging.getLogger(__name__)\n"
         "def fit(model):\n    print(type(model).__name__, model.__class__.__name__, time.time())\n"
         "    best = {k: v.clone() for k, v in model.state_dict().items()}\n    return best\n"
-        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n"
         "        setattr(self, 'extra', nn.Identity())\n"
         "if __name__ == '__main__':\n    import argparse\n    torch.save(fit(Net()), open('best.pt', 'wb'))\n"
     )
