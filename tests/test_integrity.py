@@ -469,3 +469,26 @@ def test_the_seccomp_program_covers_both_architectures():
         program = hardening.seccomp_program(machine)
         assert program and len(program) % 8 == 0 and len(program) // 8 < 4096
     assert hardening.seccomp_program("riscv64") is None
+
+
+def test_an_unsigned_line_in_the_event_pipe_is_tampering():
+    def target(rep):
+        os.write(rep._fd, b'{"event": "measured", "check": "x", "measured": {}}\n')
+        rep.send({"event": "measured", "check": "y", "measured": {}})
+
+    outcome = run_job(Job(target, Limits(step_timeout=30)))
+    kinds = [(e.get("event"), e.get("check")) for e in outcome.events]
+    assert ("tampered", None) in kinds and ("measured", "x") not in kinds and ("measured", "y") in kinds
+
+
+@pytest.mark.skipif(not LINUX, reason="the kernel layers are Linux's")
+def test_without_root_the_child_keeps_every_other_layer(monkeypatch, tmp_path):
+    """Where kata cannot drop privileges (not root), the child still gets its own descriptors, a private
+    folder, no-new-privs and seccomp."""
+    monkeypatch.setattr(hardening, "job_identity", lambda: None)
+    monkeypatch.setenv("KATA_TEST_FOLDER", str(tmp_path))
+    outcome = run_job(Job(_facts, Limits(step_timeout=30)))
+    facts = next(e["measured"] for e in outcome.events if e.get("check") == "facts")
+    assert facts["uid"] == os.getuid()
+    assert facts["no_new_privs"] and facts["seccomp"] and facts["exec"] is False and facts["inet"] is False
+    assert facts["cwd"] == facts["tmp"] and not Path(facts["tmp"]).exists()
