@@ -82,9 +82,10 @@ NO_REFERENCE = Message(
     "qué comparar, así que la comprobación no pasa (un fallo de kata, no de tu bucle: por favor, avísanos)",
 )
 TAMPERED = Message(
-    en="{file} changes torch or the checker while it runs ({what}); a loop that patches them cannot be graded",
-    es="{file} modifica torch o el comprobador mientras se ejecuta ({what}); "
-    "un bucle que los parchea no se puede evaluar",
+    en="{file} interfered with the grader while it ran ({what}): it changed torch or kata, or did something no "
+    "training loop needs; such a file cannot be graded",
+    es="{file} interfirió con el evaluador mientras se ejecutaba ({what}): modificó torch o kata, o hizo algo "
+    "que ningún bucle de entrenamiento necesita; un archivo así no se puede evaluar",
 )
 LOAD_TIMEOUT = Message(
     en="{file} did not finish importing within {seconds:g} s (an endless loop at module level?)",
@@ -267,9 +268,9 @@ class _Grader:
                 ref.failures[cid] = f"{event.get('type')}: {str(event.get('error', '')).strip().splitlines()[-1:]}"
             return
         st: _State = job.tag[0]
-        if kind == "file_error":
+        if kind == "file_error" and st.report.error_kind != "tampered":
             st.report.error_kind, st.report.error = event.get("kind"), event.get("message")
-        elif kind == "tampered":
+        elif kind == "tampered" and st.report.error_kind != "tampered":  # the first one says why, and it sticks
             what = ", ".join(map(str, event.get("what", [])[:4]))
             st.report.error_kind = "tampered"
             st.report.error = TAMPERED.render(self.lang, file=st.sub.filename, what=what)
@@ -387,12 +388,10 @@ def _one_crash_shown_once(checks: list[CheckResult], lang: str) -> None:
                 res.message = RAISED_SAME.render(lang, first=first.id)
 
 
-def _integrity(sub: Submission) -> list[str]:
-    try:
-        from checker.integrity import review_reasons
-    except ImportError:  # pragma: no cover - the module is part of the package
-        return []
-    return review_reasons(sub.source, sub.filename)
+def _integrity(sub: Submission, lang: str) -> list[str]:
+    from checker.integrity import review_reasons
+
+    return review_reasons(sub.source, sub.filename, lang=lang)
 
 
 def grade(
@@ -436,7 +435,7 @@ def grade(
         ref.ids = ordered_ids(ref.ids, device=device)
     grader = _Grader(lab, limits, lang, on_check, on_report)
     for st in states:
-        st.report.integrity = _integrity(st.sub)
+        st.report.integrity = _integrity(st.sub, lang)
     queue = grader.plan(states, list(references.values()), split)
     while queue:
         run_jobs(queue, workers=workers, on_event=grader.on_event,
