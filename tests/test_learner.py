@@ -408,6 +408,37 @@ def test_dir_option_and_env_choose_the_working_folder(runner, workdir: Path, tmp
     assert json.loads(kata(runner, "list", "--json").output)[0]["status"] == "current"
 
 
+def test_drafts_are_hidden_from_list_and_next_unless_asked_for(runner, workdir: Path, catalogue: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A draft kata (here the fixture katas: no [symptom]) is left out of `kata list` and `kata next`;
+    --drafts shows it for that one command, as KATA_DRAFTS=1 does."""
+    from tests.conftest import ROOT
+
+    shutil.copy(next((ROOT / "katas").glob("*-falls-then-rises.toml")), catalogue / "030-falls-then-rises.toml")
+    monkeypatch.setenv("KATA_DRAFTS", "0")
+
+    def listed(*flags: str) -> list[str]:
+        result = kata(runner, "list", "--json", *flags)
+        assert result.exit_code == 0, result.output
+        return [row["kata"] for row in json.loads(result.output)]
+
+    assert listed() == ["falls-then-rises"]
+    assert listed("--drafts") == ["fresh-grads", "train-mode", "falls-then-rises"]
+    assert "fresh-grads" not in kata(runner, "list").output
+    assert "fresh-grads" in kata(runner, "list", "--drafts").output
+    assert os.environ["KATA_DRAFTS"] == "0"  # for that one command only
+
+    opened = kata(runner, "next", "--json")
+    assert opened.exit_code == 0 and json.loads(opened.output)["kata"] == "falls-then-rises"
+    hidden = kata(runner, "next", "fresh-grads")
+    assert hidden.exit_code == 2 and "there is no kata called 'fresh-grads'" in hidden.output
+    assert not (workdir / "fresh-grads.py").exists()
+    shown = kata(runner, "next", "fresh-grads", "--drafts", "--json")
+    assert shown.exit_code == 0 and json.loads(shown.output)["kata"] == "fresh-grads", shown.output
+    assert (workdir / "fresh-grads.py").exists()
+    assert os.environ["KATA_DRAFTS"] == "0"
+
+
 # ------------------------------------------------------------------------------------------------
 # As a real subprocess
 # ------------------------------------------------------------------------------------------------
@@ -568,24 +599,72 @@ def test_dir_is_taken_on_the_group_or_the_command(runner, workdir: Path, tmp_pat
     assert result.exit_code == 2 and "is not a folder" in result.output
 
 
-def test_learner_cli_modules_hold_only_click_commands() -> None:
-    """checker/cli/learner.py and run.py define click commands (and learner's register), nothing else."""
+# What a checker/cli module may define besides its docstring, imports and click commands (groups
+# included), and why each is click code too. Keep it short: anything else belongs in the package.
+CLI_ALLOWED: dict[str, set[str]] = {
+    # the --lang/--dir declarations every command shares (session_options, stored_lang_option, lang_option
+    # and their callback _store), the object they fill on ctx.obj (Options, pass_options), and the two
+    # readers of the options given (current_lang, current_workdir)
+    "checker.cli.common": {"Options", "pass_options", "_store", "stored_lang_option", "session_options",
+                           "lang_option", "current_lang", "current_workdir"},
+    # the commands put on the `kata` group, as one tuple and one call
+    "checker.cli.learner": {"COMMANDS", "register"},
+    "checker.cli": {"register_learner"},  # the call that registers them (main.add_command(...) is allowed)
+    # --lesson's help, shared by run and trace; reading PATH or --lesson into sources, and turning a
+    # failed run into click's errors (exit 2 for a bad file, 1 otherwise)
+    "checker.cli.run": {"LESSON_HELP", "_sources", "_measured"},
+}
+
+
+def _cli_modules():
+    import importlib
+    import pkgutil
+
+    import checker.cli
+
+    yield checker.cli
+    for info in pkgutil.iter_modules(checker.cli.__path__):
+        yield importlib.import_module(f"checker.cli.{info.name}")
+
+
+def test_cli_modules_hold_only_click_commands() -> None:
+    """Every module in checker/cli/ holds click commands and their arguments, and nothing else (issue 11)."""
     import ast
 
     import click
 
-    import checker.cli.learner as learner
-    import checker.cli.run as run
-
-    for module, allowed in ((learner, {"register", "COMMANDS"}), (run, {"LESSON_HELP", "_sources", "_measured"})):
-        tree = ast.parse(Path(module.__file__).read_text())
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.Assign):
-                name = node.name if isinstance(node, ast.FunctionDef) else node.targets[0].id
+    modules = list(_cli_modules())
+    assert {m.__name__ for m in modules} >= {"checker.cli", "checker.cli.common", "checker.cli.learner",
+                                              "checker.cli.check", "checker.cli.run", "checker.cli.instructor",
+                                              "checker.cli.mutants"}
+    for module in modules:
+        allowed = CLI_ALLOWED.get(module.__name__, set())
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        for i, node in enumerate(tree.body):
+            where = f"{module.__name__}, line {node.lineno}"
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            if isinstance(node, ast.Expr):
+                value = node.value
+                if i == 0 and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    continue  # the docstring
+                registers = isinstance(value, ast.Call) and (
+                    (isinstance(value.func, ast.Attribute) and value.func.attr == "add_command")
+                    or (isinstance(value.func, ast.Name) and value.func.id in allowed))
+                assert registers, f"{where}: a statement that is not a command's registration"
+                continue
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names = [node.name]
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                assert all(isinstance(t, ast.Name) for t in targets), f"{where}: {ast.dump(node)[:80]}"
+                names = [t.id for t in targets]
+            else:
+                raise AssertionError(f"{where}: {type(node).__name__} at the top level: {ast.dump(node)[:80]}")
+            for name in names:
                 is_command = isinstance(getattr(module, name, None), click.Command)
                 assert is_command or name in allowed, f"{module.__name__}.{name} is not a click command"
-            else:
-                assert isinstance(node, ast.Import | ast.ImportFrom | ast.Expr), ast.dump(node)[:80]
+        assert all(hasattr(module, n) for n in allowed), f"{module.__name__}: a stale allow-list entry"
     import checker.cli.check  # noqa: F401  (no import cycle: importing check alone works)
 
 

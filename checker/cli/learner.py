@@ -19,17 +19,21 @@ from checker.cli.common import Options, UsageProblem, current_lang, pass_options
 @click.option("--skip", is_flag=True, help="Move on even if the current kata is not solved yet.")
 @click.option("--notebook", is_flag=True, help="Write the starter as a Jupyter notebook (<kata>.ipynb).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"kata", "path", "title"} as JSON.')
+@click.option("--drafts", is_flag=True,
+              help="Also show draft katas (texts incomplete or mutant unproven), as KATA_DRAFTS=1 does.")
 @session_options
 @pass_options
-def next_cmd(options: Options, kata, skip, notebook, as_json):
+def next_cmd(options: Options, kata, skip, notebook, as_json, drafts):
     """Open the next unsolved kata: write its starter file and tell its story.
 
     With KATA (a name or number from `kata list`), open that kata instead. A file already in
     your folder that differs from the starter is never overwritten.
     """
+    from checker.drafts import drafts_shown
     from checker.learning import open_next
 
-    open_next(options.session(), kata, skip=skip, notebook=notebook, as_json=as_json)
+    with drafts_shown(drafts):
+        open_next(options.session(), kata, skip=skip, notebook=notebook, as_json=as_json)
 
 
 @click.command("hint", short_help="Reveal the current kata's next hint.")
@@ -56,13 +60,17 @@ def show_cmd(options: Options, kata):
 
 @click.command("list", short_help="Every kata with its status; your progress.")
 @click.option("--json", "as_json", is_flag=True, help='Print [{"kata", "title", "status"}] as JSON.')
+@click.option("--drafts", is_flag=True,
+              help="Also show draft katas (texts incomplete or mutant unproven), as KATA_DRAFTS=1 does.")
 @session_options
 @pass_options
-def list_cmd(options: Options, as_json):
+def list_cmd(options: Options, as_json, drafts):
     """Every kata in order, with its status (solved, current, pending) and your overall progress."""
+    from checker.drafts import drafts_shown
     from checker.learning import list_katas
 
-    list_katas(options.session(), as_json=as_json)
+    with drafts_shown(drafts):
+        list_katas(options.session(), as_json=as_json)
 
 
 @click.command("reset", short_help="Restore the current kata's starter file.")
