@@ -14,7 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import click
+
 from checker.sandbox import Job, Limits, Reporter, run_jobs
+from checker.usage import UsageProblem, read_loop_file
 
 LOAD_TIMEOUT = 20.0
 
@@ -294,3 +297,29 @@ def run_files(sources: Sequence[tuple[str, str]], settings: RunSettings, lab) ->
     figures = measure(sources, [settings] * len(sources), lab)
     return [RunResult(name, f["history"], f["warnings"], f["steps"]) for (_, name), f in zip(sources, figures,
                                                                                              strict=True)]
+
+
+# ---------------------------------------------------------------------------------------------
+# for the command line
+
+def run_sources(path: str | None, lesson: bool, *more: str | None) -> list[tuple[str, str]]:
+    """(source, filename) for PATH or the lesson's loop, then for each further path given."""
+    if lesson == (path is not None):
+        raise UsageProblem("give a loop file (PATH) or --lesson, one of the two")
+    if lesson:
+        from checker.paths import REFERENCE
+
+        first = (REFERENCE.read_text(encoding="utf-8"), "lesson-loop.py")
+    else:
+        first = read_loop_file(path)
+    return [first, *(read_loop_file(p) for p in more if p)]
+
+
+def figures_or_usage_error(call):
+    """``call()``'s figures; a run that gives none becomes a usage error (exit 2) or a click error (exit 1)."""
+    try:
+        return call()
+    except RunFailed as exc:
+        if exc.file_error:
+            raise UsageProblem(exc.message) from None
+        raise click.ClickException(exc.message) from None

@@ -610,9 +610,8 @@ CLI_ALLOWED: dict[str, set[str]] = {
     # the commands put on the `kata` group, as one tuple and one call
     "checker.cli.learner": {"COMMANDS", "register"},
     "checker.cli": {"register_learner"},  # the call that registers them (main.add_command(...) is allowed)
-    # --lesson's help, shared by run and trace; reading PATH or --lesson into sources, and turning a
-    # failed run into click's errors (exit 2 for a bad file, 1 otherwise)
-    "checker.cli.run": {"LESSON_HELP", "_sources", "_measured"},
+    # --lesson's help text, shared by the run and trace options
+    "checker.cli.run": {"LESSON_HELP"},
 }
 
 

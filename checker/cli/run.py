@@ -6,38 +6,14 @@ import click
 
 from checker.cli.common import (
     Options,
-    UsageProblem,
     current_lang,
     pass_options,
     prepared_lab,
-    read_loop_file,
     stored_lang_option,
 )
-from checker.runs import RunFailed, RunSettings, TraceSettings
+from checker.runs import RunSettings, TraceSettings, figures_or_usage_error, run_sources
 
 LESSON_HELP = "Run the lesson's own loop (the reference, solutions/loop.py) instead of a file of yours."
-
-
-def _sources(path: str | None, lesson: bool, *more: str | None) -> list[tuple[str, str]]:
-    """(source, filename) for PATH or the lesson's loop, then for each further path given."""
-    if lesson == (path is not None):
-        raise UsageProblem("give a loop file (PATH) or --lesson, one of the two")
-    if lesson:
-        from checker.paths import REFERENCE
-
-        first = (REFERENCE.read_text(encoding="utf-8"), "lesson-loop.py")
-    else:
-        first = read_loop_file(path)
-    return [first, *(read_loop_file(p) for p in more if p)]
-
-
-def _measured(call):
-    try:
-        return call()
-    except RunFailed as exc:
-        if exc.file_error:
-            raise UsageProblem(exc.message) from None
-        raise click.ClickException(exc.message) from None
 
 
 @click.command("run")
@@ -78,9 +54,9 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     settings = RunSettings.from_options(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
                                         scheduler=scheduler, clip=clip, seed=seed, seed_loader=seed_loader,
                                         seed_model=seed_model, device=device)
-    sources = _sources(path, lesson, compare)
+    sources = run_sources(path, lesson, compare)
     lab = prepared_lab(device)
-    results = _measured(lambda: run_files(sources, settings, lab))
+    results = figures_or_usage_error(lambda: run_files(sources, settings, lab))
     if plot:
         from checker.plots import save_loss_plot
 
@@ -124,9 +100,9 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
     from checker.tables import print_trace
 
     settings = TraceSettings(examples=examples, batch_size=batch_size, epochs=epochs, seed=seed)
-    sources = _sources(path, lesson)
+    sources = run_sources(path, lesson)
     lab = prepared_lab("cpu")
-    trace = _measured(lambda: measure(sources, [settings], lab, what="trace"))[0]
+    trace = figures_or_usage_error(lambda: measure(sources, [settings], lab, what="trace"))[0]
     if as_json:
         from checker.term import dumps
 
