@@ -44,13 +44,29 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.i18n import LANGS, Message
+from checker.i18n import Message
 
 KATAS_DIR_ENV = "KATA_KATAS_DIR"
 """Environment variable naming another catalogue folder (tests, an instructor's own katas)."""
 
 FILE_PATTERN = re.compile(r"^(?P<number>\d{3})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.toml$")
-TEXT_FIELDS = ("title", "story", "read")
+def _kata_fields():
+    """The fields of a kata file, typed (``checker.catalogue.Field``): the loader mutants use too."""
+    from checker.catalogue import MESSAGE, MESSAGES, STRINGS, TABLE, TEXT, Field
+
+    return (
+        Field("mutant", TEXT, False, "the id of a mutant, a file mutants/<id>.toml; none for a practice kata"),
+        Field("title", MESSAGE, True, "a table with 'en' and 'es' strings"),
+        Field("story", MESSAGE, True, "a table with 'en' and 'es' strings: the symptom, never the cause"),
+        Field("hints", MESSAGES, True, "[[hints]]: 2-3 tables with 'en' and 'es', vague to precise"),
+        Field("read", MESSAGE, True, "a table with 'en' and 'es' strings: outside reading"),
+        Field("try", TABLE, False, "[try] args: the `kata run` flags that show the symptom"),
+        Field("symptom", TABLE, False, "[symptom]: the story's claim, as data (see CONTRIBUTING.md)"),
+        Field("guide", STRINGS, False, "guide section ids (see `kata read`)"),
+        Field("practice", TABLE, False, "[practice]: exercise and runs, for a kata that breaks no loop"),
+    )
+
+
 KNOWN_FIELDS = {"mutant", "title", "story", "hints", "read", "try", "symptom", "guide", "practice"}
 
 
@@ -115,26 +131,6 @@ def resolve_katas_dir(explicit: str | Path | None = None) -> Path:
     return KATAS_DIR
 
 
-def _text(data: dict, key: str, where: str) -> Message:
-    value = data.get(key)
-    if value is None:
-        raise KataFileError(f"{where}: missing [{key}] (a table with 'en' and 'es' strings)")
-    return _message(value, f"{where}: [{key}]")
-
-
-def _message(value: object, where: str) -> Message:
-    if not isinstance(value, dict):
-        raise KataFileError(f"{where} must be a table with 'en' and 'es' strings, not {type(value).__name__}")
-    for lang in LANGS:
-        text = value.get(lang)
-        if not isinstance(text, str) or not text.strip():
-            raise KataFileError(f"{where}: '{lang}' must be a non-empty string")
-    extra = sorted(set(value) - set(LANGS))
-    if extra:
-        raise KataFileError(f"{where}: unknown key(s) {', '.join(extra)} (only 'en' and 'es')")
-    return Message(en=value["en"].strip(), es=value["es"].strip())
-
-
 def parse_kata(path: Path) -> Kata:
     """Read and validate one kata file."""
     match = FILE_PATTERN.match(path.name)
@@ -143,51 +139,42 @@ def parse_kata(path: Path) -> Kata:
             f"{path}: a kata file is named NNN-slug.toml (three digits, a dash, lowercase words joined "
             f"by dashes), e.g. 010-zero-grad.toml"
         )
-    from checker.catalogue import read_toml  # the loader kata and mutant files share (issue 12)
+    from checker.catalogue import (
+        read_toml,  # the loader kata and mutant files share (issue 12)
+        refuse_unknown,
+        take,
+    )
 
     data = read_toml(path, KataFileError)
     where = str(path)
-    unknown = sorted(set(data) - KNOWN_FIELDS)
-    if unknown:
-        raise KataFileError(f"{where}: unknown field(s) {', '.join(unknown)} "
-                            f"(known: {', '.join(sorted(KNOWN_FIELDS))})")
-    practice = _practice(data.get("practice"), where)
-    mutant = data.get("mutant", "" if practice else None)
-    if practice is None and (not isinstance(mutant, str) or not mutant.strip()):
+    refuse_unknown(data, KNOWN_FIELDS, where, KataFileError)
+    if data.get("mutant") == "" or (data.get("mutant") is not None and not isinstance(data.get("mutant"), str)):
+        raise KataFileError(f"{where}: 'mutant' must be the id of a mutant (a file mutants/<id>.toml)")
+    fields = take(data, _kata_fields(), where, KataFileError,
+                  missing_hint=lambda f: f" ({f.doc})" if f.doc else "")
+    practice = _practice(fields["practice"], where)
+    mutant = fields["mutant"] if fields["mutant"] is not None else ("" if practice else None)
+    if practice is None and not mutant:
         raise KataFileError(f"{where}: 'mutant' must be the id of a mutant (a file mutants/<id>.toml)")
     if practice is not None and mutant:
         raise KataFileError(f"{where}: a practice kata has no 'mutant' (it breaks no loop)")
-    guide = _guide(data.get("guide"), where)
-    title, story, read = (_text(data, key, where) for key in TEXT_FIELDS)
-    hints_raw = data.get("hints")
-    if not isinstance(hints_raw, list) or not hints_raw:
-        raise KataFileError(f"{where}: [[hints]] must list at least one hint (2-3, vague to precise)")
-    hints = tuple(_message(h, f"{where}: [[hints]] #{i}") for i, h in enumerate(hints_raw, start=1))
-    try_table = data.get("try", {})
-    if not isinstance(try_table, dict):
-        raise KataFileError(f"{where}: [try] must be a table with 'args', a list of `kata run` flags")
+    guide = fields["guide"] or ()
+    title, story, read, hints = fields["title"], fields["story"], fields["read"], fields["hints"]
+    try_table = fields["try"] or {}
     args = try_table.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise KataFileError(f"{where}: [try] args must be a list of strings (the `kata run` flags)")
     extra = sorted(set(try_table) - {"args"})
     if extra:
         raise KataFileError(f"{where}: [try] unknown key(s) {', '.join(extra)} (only 'args')")
-    symptom = data.get("symptom")
-    if symptom is not None and (not isinstance(symptom, dict) or not isinstance(symptom.get("kind"), str)):
+    symptom = fields["symptom"]
+    if symptom is not None and not isinstance(symptom.get("kind"), str):
         raise KataFileError(f"{where}: [symptom] must be a table with a 'kind' (see CONTRIBUTING.md)")
     return Kata(
         slug=match["slug"], number=int(match["number"]), path=path, mutant=mutant.strip(),
         title=title, story=story, hints=hints, read=read, try_args=tuple(args), symptom=symptom,
         guide=guide, practice=practice,
     )
-
-
-def _guide(value: object, where: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise KataFileError(f"{where}: 'guide' must be a list of guide section ids (see `kata read`)")
-    return tuple(v.strip() for v in value)
 
 
 def _practice(value: object, where: str) -> Practice | None:

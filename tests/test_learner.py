@@ -136,8 +136,12 @@ def test_fixture_catalogue_loads_in_order(catalogue: Path) -> None:
         ("10-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"], "NNN-slug"),
         ("030-Bad_Slug.toml", FIXTURE_KATAS["010-fresh-grads.toml"], "NNN-slug"),
         ("030-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"].replace('es = "Gradientes que se acumulan"', ""),
-         "[title]: 'es'"),
+         "`title`: 'es'"),
         ("030-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"].replace("[[hints]]", "[[hint]]"), "hint"),
+        ("030-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"].replace(
+            '[read]\nen = "Read about zero_grad."\nes = "Lee sobre zero_grad."\n', ""), "missing field `read`"),
+        ("030-x.toml", "guide = [1]\n" + FIXTURE_KATAS["010-fresh-grads.toml"],
+         "field `guide` must be a non-empty list of strings"),
         ("030-x.toml", 'mutant = ""\n', "'mutant'"),
         ("030-x.toml", FIXTURE_KATAS["010-fresh-grads.toml"].replace('"--epochs", "10"', '"--epochs", 10'),
          "[try] args"),
