@@ -14,13 +14,14 @@ WANT_SIZES = [32, 32, 32, 32, 22]
 N_TRAIN = 150
 
 
-def _index_batches(loop, lab, *, seed: int, epochs: int) -> tuple[list[list[list[int]]], bool]:
+def index_batches(loop, lab, *, seed: int, epochs: int,
+                  batch_size: int = BATCH_SIZE) -> tuple[list[list[list[int]]], bool]:
     """Per epoch, the index batches the loop's loader yields; and whether rows stayed with their labels."""
     import torch
 
     X = lab.data.X_train
     index = torch.arange(len(X))
-    loader = loop.make_loader(X, index, batch_size=BATCH_SIZE, seed=seed)
+    loader = loop.make_loader(X, index, batch_size=batch_size, seed=seed)
     epochs_seen, paired = [], True
     for _ in range(epochs):
         batches = []
@@ -63,7 +64,7 @@ COVERAGE_UNPAIRED = Message(
 
 @check("loader.coverage", family="loader", title=COVERAGE_TITLE, cost=0.2, timeout=20.0)
 def coverage(loop, lab) -> dict:
-    epochs, paired = _index_batches(loop, lab, seed=0, epochs=2)
+    epochs, paired = index_batches(loop, lab, seed=0, epochs=2)
     rows = []
     for batches in epochs:
         seen = [i for b in batches for i in b]
@@ -133,7 +134,7 @@ def order(loop, lab) -> dict:
 
     def orders(seed: int, rng: int) -> list[list[int]]:
         scramble_global_rng(rng)
-        epochs, _ = _index_batches(loop, lab, seed=seed, epochs=2)
+        epochs, _ = index_batches(loop, lab, seed=seed, epochs=2)
         return [[i for b in batches for i in b] for batches in epochs]
 
     a, b, c = orders(0, 1), orders(0, 2), orders(1, 1)

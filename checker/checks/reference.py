@@ -317,26 +317,15 @@ LOADER_SAME_EPOCHS = Message(
 
 @check("reference.make_loader", family="reference", title=LOADER_TITLE, cost=0.3, timeout=20.0, reference=True)
 def make_loader(loop, lab) -> dict:
-    import torch
-
+    from checker.checks.loader import index_batches
     from checker.instruments import scramble_global_rng
 
     b, s, other = lab.draw.loader_batch, lab.draw.loader_seed, lab.draw.loader_other_seed
     X = lab.data.X_train
-    index = torch.arange(len(X))
 
     def epochs(seed: int, rng: int) -> tuple[list[list[list[int]]], bool]:
         scramble_global_rng(rng)
-        loader = loop.make_loader(X, index, batch_size=b, seed=seed)
-        seen, paired = [], True
-        for _ in range(2):
-            batches = []
-            for xb, ib in loader:
-                ib = ib.detach().cpu().long().reshape(-1)
-                paired = paired and bool(torch.equal(xb.detach().cpu().reshape(len(ib), -1), X[ib]))
-                batches.append(ib.tolist())
-            seen.append(batches)
-        return seen, paired
+        return index_batches(loop, lab, seed=seed, epochs=2, batch_size=b)
 
     first, paired = epochs(s, 3)
     again, _ = epochs(s, 4)
@@ -483,13 +472,8 @@ def make_optimizer(loop, lab) -> dict:
 
     rows = []
     for name, lr in (("sgd", lab.draw.sgd_lr), ("adam", lab.draw.adam_lr)):
-        opt = loop.make_optimizer(lesson_mlp(0, device=lab.device), name=name, lr=lr)
-        groups = getattr(opt, "param_groups", None) or []
-        rows.append({
-            "name": name, "lr": lr, "class": _optimizer_class(opt),
-            "groups": [{str(k): _plain(v) for k, v in g.items() if k != "params" and k not in IMPLEMENTATION_FLAGS}
-                       for g in groups if isinstance(g, dict)],
-        })
+        model = lesson_mlp(0, device=lab.device)
+        rows.append({"name": name, "lr": lr, **_settings(loop.make_optimizer(model, name=name, lr=lr), model)})
     return {"rows": rows}
 
 
