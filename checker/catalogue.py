@@ -74,8 +74,9 @@ def loads_toml(text: str, path: Path, error: type[Exception]) -> dict:
         raise error(f"{path}: not valid TOML: {exc}") from None
 
 
-TEXT, BOOL, STRINGS, POSITIVE_INT, MESSAGE, MESSAGES, TABLE = (
-    "text", "bool", "strings", "positive int", "message", "messages", "table")
+TEXT, BOOL, STRINGS, POSITIVE_INT, MESSAGE, MESSAGES, TABLE, NUMBER, FRACTION, INTS = (
+    "text", "bool", "strings", "positive int", "message", "messages", "table", "positive number", "fraction",
+    "positive ints")
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,17 @@ def _convert(value: Any, f: Field, where: str, error: type[Exception]) -> Any:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise bad("a whole number from 1")
         return value
+    if f.kind in (NUMBER, FRACTION):
+        if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+            raise bad("a number above 0")
+        if f.kind == FRACTION and not value < 1:
+            raise bad("a number between 0 and 1")
+        return float(value)
+    if f.kind == INTS:
+        if (not isinstance(value, list) or not value
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value)):
+            raise bad("a non-empty list of whole numbers from 1")
+        return tuple(value)
     if f.kind == STRINGS:
         if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
             raise bad("a non-empty list of strings")

@@ -3,7 +3,7 @@
 Every instrument writes into one shared :class:`Tape`, so the order of events (an epoch
 starts, a loss is computed, the optimizer steps, the model runs forward) is kept:
 
-- :func:`lesson_mlp`: the lesson's MLP 2-16-2 (optionally with dropout), built from a seed
+- :func:`lesson_mlp`: the track's MLP (optionally with dropout), built from a seed
   without touching the global random state;
 - :class:`TapedLoader`: a real ``DataLoader`` over the lesson's data (same order as the
   lesson's seeded loader) that marks the start of every epoch on the tape;
@@ -81,20 +81,17 @@ class Tape:
 # ---------------------------------------------------------------------------- models
 
 
-def lesson_mlp(seed: int = 0, *, dropout: float | None = None, device: str = "cpu") -> nn.Sequential:
-    """The lesson's MLP 2-16-2 with the lesson's initial weights for ``seed``.
+def lesson_mlp(seed: int = 0, *, dropout: float | None = None, device: str = "cpu", track=None) -> nn.Sequential:
+    """The track's MLP (default: the moons track's 2-16-2) with its initial weights for ``seed``.
 
-    With ``dropout``, a ``Dropout(p)`` sits after the ReLU (same parameters, 82 of them), so
-    train and eval mode give different outputs. The global random state is left as it was.
+    With ``dropout``, a ``Dropout(p)`` sits after each hidden ReLU (same parameters), so train and eval
+    mode give different outputs. The global random state is left as it was.
     """
-    with torch.random.fork_rng(devices=[]):
-        torch.default_generator.manual_seed(seed)  # the CPU generator is the one nn.Linear draws from
-        layers: list[nn.Module] = [nn.Linear(2, 16), nn.ReLU()]
-        if dropout is not None:
-            layers.append(nn.Dropout(dropout))
-        layers.append(nn.Linear(16, 2))
-        model = nn.Sequential(*layers)
-    return model.to(device)
+    if track is None:
+        from checker.tracks import get_track
+
+        track = get_track()
+    return track.model.build(seed, dropout=dropout, device=device)
 
 
 def parameters_of(model: nn.Module) -> list[torch.Tensor]:
@@ -504,7 +501,7 @@ class Rig:
     ):
         self.device = getattr(lab, "device", "cpu")
         self.tape = Tape()
-        self.model = lesson_mlp(seed, dropout=dropout, device=self.device)
+        self.model = lesson_mlp(seed, dropout=dropout, device=self.device, track=lab.track)
         X = lab.data.X_train if X is None else X
         y = lab.data.y_train if y is None else y
         self.X_val, self.y_val = lab.data.X_val, lab.data.y_val

@@ -1,8 +1,12 @@
-"""The lab: what every check shares, prepared once in the parent before any child forks."""
+"""The lab: what every check shares, prepared once in the parent before any child forks.
+
+It holds the track (``checker.tracks.Track``: the setting as data), the device, the track's data
+split, and (set per job) the arguments the parent drew for the differential checks.
+"""
 
 from __future__ import annotations
 
-from checker.setting import LessonData, lesson_data
+from checker.tracks import LessonData, Track, get_track
 
 
 def warm_up_torch() -> None:
@@ -17,7 +21,7 @@ def warm_up_torch() -> None:
     torch.set_num_threads(1)
     state = torch.random.get_rng_state()
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2), nn.Dropout(0.1))
     loss_fn = nn.CrossEntropyLoss()
     for cls in (torch.optim.SGD, torch.optim.Adam):
         optimizer = cls(model.parameters(), lr=0.1)
@@ -48,18 +52,18 @@ def warm_up_torch() -> None:
 
 
 class Lab:
-    def __init__(self, device: str = "cpu"):
+    def __init__(self, device: str = "cpu", track: Track | str | None = None):
         self.device = device
-        self._data: LessonData | None = None
+        self.track: Track = track if isinstance(track, Track) else get_track(track)
+        self.draw = None
+        """The differential checks' arguments (``checker.draws.Draw``), set in each child before it measures."""
 
     def prepare(self) -> Lab:
-        """Compute the lesson's data and warm torch up now (in the parent), so no child repeats it."""
+        """Compute the track's data and warm torch up now (in the parent), so no child repeats it."""
         _ = self.data
         warm_up_torch()
         return self
 
     @property
     def data(self) -> LessonData:
-        if self._data is None:
-            self._data = lesson_data()
-        return self._data
+        return self.track.split(0)

@@ -18,3 +18,4 @@ KATAS_DIR = _data_dir("katas")
 MUTANTS_DIR = _data_dir("mutants")
 SOLUTIONS_DIR = _data_dir("solutions")
 REFERENCE = SOLUTIONS_DIR / "loop.py"
+TRACKS_DIR = _data_dir("tracks")

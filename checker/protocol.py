@@ -52,3 +52,15 @@ FUNCTIONS: tuple[ProtocolFunction, ...] = (
 )
 
 BY_NAME = {f.name: f for f in FUNCTIONS}
+
+PROTOCOLS: dict[str, tuple[ProtocolFunction, ...]] = {"v1": FUNCTIONS}
+"""Named groups of protocol functions. A track declares the groups its loop files define; a check
+declares the group it was written against (``Check.protocol``) and the functions it calls."""
+
+
+def functions_of(groups) -> dict[str, ProtocolFunction]:
+    """The functions of protocol ``groups``, by name (a later group's function replaces an earlier one's)."""
+    out: dict[str, ProtocolFunction] = {}
+    for group in groups:
+        out.update({f.name: f for f in PROTOCOLS[group]})
+    return out

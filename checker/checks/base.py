@@ -22,6 +22,7 @@ from checker.i18n import Message
 FAMILIES = (
     "data", "loader", "model", "optimizer", "steps", "loss", "schedule",
     "clip", "modes", "eval", "memory", "repro", "device", "converge", "reference",
+    "best", "pipeline",
 )
 
 
@@ -57,6 +58,10 @@ class Check:
     devices: tuple[str, ...] = ("cpu", "cuda")
     reference: bool = False
     """Differential: measured in the reference process too; the judge takes both answers."""
+    calls: tuple[str, ...] = ()
+    """The protocol functions the measure calls: the check runs on a track that declares them all."""
+    protocol: str = "v1"
+    """The protocol group (``checker.protocol.PROTOCOLS``) whose signatures those calls follow."""
 
 
 REGISTRY: dict[str, Check] = {}
@@ -73,18 +78,21 @@ class _Pending:
             raise ValueError(f"check {chk.id!r} registered twice")
         if chk.family not in FAMILIES:
             raise ValueError(f"check {chk.id!r}: unknown family {chk.family!r}")
+        if not chk.calls:
+            raise ValueError(f"check {chk.id!r}: declare the protocol functions it calls (calls=...)")
         REGISTRY[chk.id] = chk
         return chk
 
 
 def check(
     id: str, *, family: str, title: Message, cost: float = 1.0, timeout: float = 30.0,
-    devices: tuple[str, ...] = ("cpu", "cuda"), reference: bool = False,
+    devices: tuple[str, ...] = ("cpu", "cuda"), reference: bool = False, calls: tuple[str, ...] = (),
+    protocol: str = "v1",
 ) -> Callable[[Callable], _Pending]:
     """Declare a check's measure; then give its judge with ``@<name>.judge``."""
 
     def deco(measure: Callable) -> _Pending:
         return _Pending(measure, id=id, family=family, title=title, cost=cost, timeout=timeout, devices=devices,
-                        reference=reference)
+                        reference=reference, calls=calls, protocol=protocol)
 
     return deco

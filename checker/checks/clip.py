@@ -54,7 +54,7 @@ NORM_NONFINITE = Message(
 )
 
 
-@check("clip.norm", family="clip", title=NORM_TITLE, cost=0.6, timeout=20.0)
+@check("clip.norm", family="clip", calls=("fit",), title=NORM_TITLE, cost=0.6, timeout=20.0)
 def norm(loop, lab) -> dict:
     from checker.instruments import Rig, parameters_of, step_gradients
 

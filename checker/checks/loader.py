@@ -62,7 +62,7 @@ COVERAGE_UNPAIRED = Message(
 )
 
 
-@check("loader.coverage", family="loader", title=COVERAGE_TITLE, cost=0.2, timeout=20.0)
+@check("loader.coverage", family="loader", calls=("make_loader",), title=COVERAGE_TITLE, cost=0.2, timeout=20.0)
 def coverage(loop, lab) -> dict:
     epochs, paired = index_batches(loop, lab, seed=0, epochs=2)
     rows = []
@@ -128,7 +128,7 @@ ORDER_SAME_EPOCHS = Message(
 )
 
 
-@check("loader.order", family="loader", title=ORDER_TITLE, cost=0.5, timeout=20.0)
+@check("loader.order", family="loader", calls=("make_loader",), title=ORDER_TITLE, cost=0.5, timeout=20.0)
 def order(loop, lab) -> dict:
     from checker.instruments import scramble_global_rng
 

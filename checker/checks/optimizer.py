@@ -47,7 +47,7 @@ SETUP_LR = Message(
 )
 
 
-@check("optimizer.setup", family="optimizer", title=SETUP_TITLE, cost=0.1, timeout=20.0)
+@check("optimizer.setup", family="optimizer", calls=("make_optimizer",), title=SETUP_TITLE, cost=0.1, timeout=20.0)
 def setup(loop, lab) -> dict:
     import torch
 
@@ -55,7 +55,7 @@ def setup(loop, lab) -> dict:
 
     rows = []
     for name, kind, lr in ASKED:
-        model = lesson_mlp(0, device=lab.device)
+        model = lesson_mlp(0, device=lab.device, track=lab.track)
         own = {id(p) for p in model.parameters()}
         opt = loop.make_optimizer(model, name=name, lr=lr)
         groups = getattr(opt, "param_groups", None) or []

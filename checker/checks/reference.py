@@ -164,7 +164,7 @@ SEED_DIFF = Message(
 )
 
 
-@check("reference.seed_everything", family="reference", title=SEED_TITLE, cost=0.1, timeout=20.0, reference=True)
+@check("reference.seed_everything", family="reference", calls=("seed_everything",), title=SEED_TITLE, cost=0.1, timeout=20.0, reference=True)
 def seed_everything(loop, lab) -> dict:
     import random
 
@@ -223,7 +223,7 @@ DATA_VALUES = Message(
 DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 
 
-@check("reference.make_data", family="reference", title=DATA_TITLE, cost=0.3, timeout=20.0, reference=True)
+@check("reference.make_data", family="reference", calls=("make_data",), title=DATA_TITLE, cost=0.3, timeout=20.0, reference=True)
 def make_data(loop, lab) -> dict:
     import torch
 
@@ -315,7 +315,7 @@ LOADER_SAME_EPOCHS = Message(
 )
 
 
-@check("reference.make_loader", family="reference", title=LOADER_TITLE, cost=0.3, timeout=20.0, reference=True)
+@check("reference.make_loader", family="reference", calls=("make_loader",), title=LOADER_TITLE, cost=0.3, timeout=20.0, reference=True)
 def make_loader(loop, lab) -> dict:
     from checker.checks.loader import index_batches
     from checker.instruments import scramble_global_rng
@@ -395,7 +395,7 @@ MODEL_WEIGHTS = Message(
 )
 
 
-@check("reference.make_model", family="reference", title=MODEL_TITLE, cost=0.1, timeout=20.0, reference=True)
+@check("reference.make_model", family="reference", calls=("make_model",), title=MODEL_TITLE, cost=0.1, timeout=20.0, reference=True)
 def make_model(loop, lab) -> dict:
     import torch
 
@@ -407,7 +407,7 @@ def make_model(loop, lab) -> dict:
     if not isinstance(model, torch.nn.Module):
         return {"seed": seed, "weights": None, "returned": type_name(model)}
     weights = _weights(model)
-    return {"seed": seed, "weights": weights, "as_seed0": weights == _weights(lesson_mlp(0))}
+    return {"seed": seed, "weights": weights, "as_seed0": weights == _weights(lesson_mlp(0, track=lab.track))}
 
 
 def _shapes(weights: list[list]) -> str:
@@ -465,14 +465,14 @@ def _optimizer_class(opt) -> str:
     return f"{type(opt).__module__}.{type(opt).__qualname__}"
 
 
-@check("reference.make_optimizer", family="reference", title=OPT_TITLE, cost=0.1, timeout=20.0,
+@check("reference.make_optimizer", family="reference", calls=("make_optimizer",), title=OPT_TITLE, cost=0.1, timeout=20.0,
        reference=True)
 def make_optimizer(loop, lab) -> dict:
     from checker.instruments import lesson_mlp
 
     rows = []
     for name, lr in (("sgd", lab.draw.sgd_lr), ("adam", lab.draw.adam_lr)):
-        model = lesson_mlp(0, device=lab.device)
+        model = lesson_mlp(0, device=lab.device, track=lab.track)
         rows.append({"name": name, "lr": lr, **_settings(loop.make_optimizer(model, name=name, lr=lr), model)})
     return {"rows": rows}
 
@@ -556,7 +556,7 @@ def _training(loop, lab, d, *, fit: bool) -> dict:
 
     from checker.instruments import lesson_mlp, plain_number
 
-    model = lesson_mlp(d.model_seed, device=lab.device)
+    model = lesson_mlp(d.model_seed, device=lab.device, track=lab.track)
     loader = _loader(lab.data.X_train, lab.data.y_train, d.batch_size, d.loader_seed)
     optimizer = loop.make_optimizer(model, name=d.optimizer, lr=d.lr)
     settings = _settings(optimizer, model)  # before training: a scheduler changes the lr as it goes
@@ -571,7 +571,7 @@ def _training(loop, lab, d, *, fit: bool) -> dict:
     return {"loss": plain_number(loss), "weights": _weights(model), "optimizer": settings}
 
 
-@check("reference.train_epoch", family="reference", title=TRAIN_TITLE, cost=0.3, timeout=20.0, reference=True)
+@check("reference.train_epoch", family="reference", calls=("train_epoch", "make_optimizer"), title=TRAIN_TITLE, cost=0.3, timeout=20.0, reference=True)
 def train_epoch(loop, lab) -> dict:
     return {"draw": lab.draw.train_epoch.__dict__, **_training(loop, lab, lab.draw.train_epoch, fit=False)}
 
@@ -600,7 +600,7 @@ def _(mine: dict, ref: dict):
     return passed(TRAIN_OK, diff=diff, **args)
 
 
-@check("reference.fit", family="reference", title=FIT_TITLE, cost=0.6, timeout=20.0, reference=True)
+@check("reference.fit", family="reference", calls=("fit", "make_optimizer"), title=FIT_TITLE, cost=0.6, timeout=20.0, reference=True)
 def fit(loop, lab) -> dict:
     return {"draw": lab.draw.fit.__dict__, **_training(loop, lab, lab.draw.fit, fit=True)}
 
@@ -643,14 +643,14 @@ EVAL_DIFF = Message(
 )
 
 
-@check("reference.evaluate", family="reference", title=EVAL_TITLE, cost=0.1, timeout=20.0, reference=True)
+@check("reference.evaluate", family="reference", calls=("evaluate",), title=EVAL_TITLE, cost=0.1, timeout=20.0, reference=True)
 def evaluate(loop, lab) -> dict:
     from torch import nn
 
     from checker.instruments import lesson_mlp, plain_number
 
     seed, rows = lab.draw.evaluate_seed, lab.draw.evaluate_rows
-    model = lesson_mlp(seed, device=lab.device)
+    model = lesson_mlp(seed, device=lab.device, track=lab.track)
     out = loop.evaluate(model, lab.data.X_val[:rows], lab.data.y_val[:rows], nn.CrossEntropyLoss(),
                         device=lab.device)
     pair = [plain_number(v) for v in out] if isinstance(out, tuple | list) and len(out) == 2 else None

@@ -1,0 +1,1 @@
+"""Data-pipeline track: Dataset, workers, BatchNorm and seeding, observed on the CPU."""
