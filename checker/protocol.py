@@ -64,3 +64,28 @@ def functions_of(groups) -> dict[str, ProtocolFunction]:
     for group in groups:
         out.update({f.name: f for f in PROTOCOLS[group]})
     return out
+
+# --------------------------------------------------------------------------- group "best"
+# The three-class track (tracks/three-classes.toml): v1's loop functions plus two that report the epoch
+# that generalised best and hand the model back as it was then.
+#
+# - ``best_epoch(history)``: ``history`` is a list of dicts as ``fit`` returns them, each with at least
+#   ``val_loss``; returns the epoch number (from 1: the row's place in the list plus one) whose
+#   ``val_loss`` is lowest, the first of them when several are equal, as a Python int.
+# - ``fit_best(model, optimizer, loader, loss_fn, epochs, *, val, ...)``: trains and validates every
+#   epoch exactly as ``fit`` does (``val`` is required here) and returns ``(history, best)``: the history
+#   ``fit`` would return (``epoch``, ``lr``, ``train_loss``, ``val_loss``, ``val_acc``; plain Python
+#   numbers) and ``best == best_epoch(history)``. While training it keeps a real copy of the weights of
+#   the best epoch so far (``state_dict()`` alone holds the live tensors, which later epochs overwrite),
+#   and before returning it loads that copy into ``model``: the model handed back is the best epoch's,
+#   with the validation loss that epoch recorded.
+
+BEST_EPOCH = ProtocolFunction("best_epoch", "best_epoch(history)", ("history",))
+FIT_BEST = ProtocolFunction(
+    "fit_best",
+    'fit_best(model, optimizer, loader, loss_fn, epochs, *, val, scheduler=None, clip_norm=None, device="cpu")',
+    ("model", "optimizer", "loader", "loss_fn", "epochs"),
+    ("val", "scheduler", "clip_norm", "device"),
+)
+BEST: tuple[ProtocolFunction, ...] = (BEST_EPOCH, FIT_BEST)
+PROTOCOLS["best"] = BEST
