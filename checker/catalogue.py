@@ -371,21 +371,28 @@ def draft_reasons(kata, mutants: Mapping[str, Any], proofs: Mapping[str, Proof],
 
 
 def drafts_of(katas: Iterable[Any], mutants_dir: Path | None = None) -> dict[str, list[str]]:
-    """slug -> reasons, for every kata that is a draft (mutants and proofs read once)."""
+    """slug -> reasons, for every kata that is a draft (each track's mutants and proofs read once)."""
     from checker.mutation import MutantFileError, load_mutants, reference_source, resolve_dir
+    from checker.tracks import get_track
 
-    folder = resolve_dir(mutants_dir)
-    try:
-        mutants = load_mutants(folder, check_operators=False)
-    except MutantFileError as exc:
-        return {k.slug: [_say("unreadable", "en", error=exc)] for k in katas}
-    proofs = load_proofs(folder)
-    reference = reference_source()
-    out = {}
+    by_track: dict[str, list[Any]] = {}
     for kata in katas:
-        reasons = draft_reasons(kata, mutants, proofs, reference)
-        if reasons:
-            out[kata.slug] = reasons
+        by_track.setdefault(getattr(kata, "track", "moons"), []).append(kata)
+    out = {}
+    for track_id, group in by_track.items():
+        track = get_track(track_id)
+        folder = resolve_dir(mutants_dir, track)
+        try:
+            mutants = load_mutants(folder, check_operators=False)
+        except MutantFileError as exc:
+            out.update({k.slug: [_say("unreadable", "en", error=exc)] for k in group})
+            continue
+        proofs = load_proofs(folder)
+        reference = reference_source(track)
+        for kata in group:
+            reasons = draft_reasons(kata, mutants, proofs, reference)
+            if reasons:
+                out[kata.slug] = reasons
     return out
 
 

@@ -12,19 +12,25 @@ FORMATS = ("text", "json", "gradescope", "junit")
 
 
 def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ...] = (),
-               timeout: float | None = None):
+               timeout: float | None = None, track=None):
     """Grade one file on both cores; a bad file or an unknown check id is a UsageProblem.
 
-    ``timeout`` caps the seconds any one check (and the file's import) may take.
+    ``timeout`` caps the seconds any one check (and the file's import) may take; ``track`` (a
+    ``checker.tracks.Track``, default: moons) says which setting and reference the file is graded against.
     """
     from checker.checks import ordered_ids
+    from checker.usage import track_named
 
     source, filename = read_loop_file(path)
+    track = track or track_named(None)
     try:
-        ids = ordered_ids(list(only) or None, device=device)
+        ids = ordered_ids(list(only) or None, device=device, track=track)
     except KeyError as exc:
         raise UsageProblem(f"unknown check id(s): {exc.args[0]} (see `kata checks`)") from None
-    lab = prepared_lab(device)
+    if only and not ids:
+        raise UsageProblem(f"check(s) {', '.join(only)} do not apply to track {track.id!r} (see `kata checks "
+                           f"--track {track.id}`)")
+    lab = prepared_lab(device, track)
     from checker.grading import grade_one
     from checker.sandbox import Limits
 

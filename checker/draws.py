@@ -47,15 +47,31 @@ class Draw:
     evaluate_rows: int
 
     @classmethod
-    def fresh(cls) -> Draw:
-        return cls.from_rng(random.Random(secrets.randbits(64)))
+    def fresh(cls, track=None) -> Draw:
+        """A draw for ``track`` (a ``checker.tracks.Track``; default: moons) from the OS's generator."""
+        return cls.from_rng(random.Random(secrets.randbits(64)), track)
 
     @classmethod
-    def from_seed(cls, seed: int) -> Draw:
-        return cls.from_rng(random.Random(seed))
+    def from_seed(cls, seed: int, track=None) -> Draw:
+        return cls.from_rng(random.Random(seed), track)
 
     @classmethod
-    def from_rng(cls, rng: random.Random) -> Draw:
+    def from_rng(cls, rng: random.Random, track=None) -> Draw:
+        if track is None:
+            from checker.tracks import get_track
+
+            track = get_track()
+        n_train, n_val = track.data.n_train, track.data.n_val
+        # BatchNorm cannot train on a batch of one: never draw a batch size that leaves one example over
+        single = 1 if track.model.batchnorm else -1
+
+        def sizes(choices: tuple[int, ...], *, short: bool) -> tuple[int, ...]:
+            """``choices`` that fit the track: below its training set and, with ``short``, leaving a short
+            last batch (so a loader that drops or pads it shows)."""
+            fit = tuple(b for b in choices if b < n_train and n_train % b != single
+                        and (not short or n_train % b != 0))
+            return fit or (max(1, n_train // 3),)
+
         def seed() -> int:
             return rng.randrange(1, 2**31 - 1)
 
@@ -67,7 +83,7 @@ class Draw:
             name = rng.choice(("sgd", "adam"))
             return TrainDraw(
                 optimizer=name, lr=lr(0.02, 0.5) if name == "sgd" else lr(0.002, 0.05),
-                batch_size=rng.choice((6, 10, 16, 20, 25, 40, 48, 64)),
+                batch_size=rng.choice(sizes((6, 10, 16, 20, 25, 40, 48, 64), short=False)),
                 loader_seed=seed(), model_seed=seed(), epochs=epochs,
                 scheduler=rng.choice((None, "step", "cosine")) if scheduled else None,
                 step_size=rng.choice((1, 2)), gamma=float(f"{rng.uniform(0.3, 0.9):.2f}"),
@@ -80,12 +96,12 @@ class Draw:
             other = seed()
         return cls(
             seed_everything=seed(), data_seed=rng.randrange(1, 10**6),
-            # batch sizes that do not divide 150, so the last batch is short
-            loader_batch=rng.choice((4, 7, 8, 9, 11, 13, 16, 20, 23, 40, 64)),
+            # batch sizes that do not divide the training set (150 on moons), so the last batch is short
+            loader_batch=rng.choice(sizes((4, 7, 8, 9, 11, 13, 16, 20, 23, 40, 64), short=True)),
             loader_seed=loader_seed, loader_other_seed=other, model_seed=seed(),
             sgd_lr=lr(0.001, 0.9), adam_lr=lr(0.0001, 0.05),
             train_epoch=train(1, scheduled=False), fit=train(3, scheduled=True),
-            evaluate_seed=seed(), evaluate_rows=rng.randrange(7, 50),
+            evaluate_seed=seed(), evaluate_rows=rng.randrange(min(7, n_val - 1), n_val),
         )
 
     def as_dict(self) -> dict:

@@ -20,6 +20,7 @@ from enum import Enum
 from typing import Any
 
 from checker.checks import REGISTRY, ordered_ids
+from checker.checks.base import judging
 from checker.i18n import Message
 from checker.sandbox import Job, Limits, Outcome, run_jobs
 from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS
@@ -291,7 +292,8 @@ class _Grader:
                 reference: dict | None = None) -> CheckResult:
         chk = REGISTRY[cid]
         try:
-            verdict = chk.judge(measured, reference) if chk.reference else chk.judge(measured)
+            with judging(self.lab.track):
+                verdict = chk.judge(measured, reference) if chk.reference else chk.judge(measured)
             return st.result(cid, PASS if verdict.passed else FAIL, verdict.render(self.lang), measured, seconds)
         except Exception as exc:  # malformed figures: never a pass
             return st.result(cid, ERROR, BAD_FIGURES.render(self.lang, error=f"{type(exc).__name__}: {exc}"),
@@ -417,7 +419,7 @@ def grade(
     device = getattr(lab, "device", "cpu")
     ids = ordered_ids(check_ids, device=device)
     limits = limits or Limits()
-    shared = draw if draw is not None else Draw.fresh()
+    shared = draw if draw is not None else Draw.fresh(lab.track)
     references: dict[int, _ReferenceRun] = {}
     states: list[_State] = []
     for sub in submissions:

@@ -160,11 +160,12 @@ class TapedLoader(DataLoader):
     generator=torch.Generator().manual_seed(seed))``; batches come as ``[x, y]``.
     """
 
-    def __init__(self, X: torch.Tensor, y: torch.Tensor, tape: Tape, *, batch_size: int = 32, seed: int = 0):
+    def __init__(self, X: torch.Tensor, y: torch.Tensor, tape: Tape, *, batch_size: int = 32, seed: int = 0,
+                 drop_last: bool = False):
         self.tape = tape
         super().__init__(
             BatchDataset(X, y), batch_size=batch_size, shuffle=True,
-            generator=torch.Generator().manual_seed(seed), collate_fn=_batch_as_is,
+            generator=torch.Generator().manual_seed(seed), collate_fn=_batch_as_is, drop_last=drop_last,
         )
 
     def __iter__(self):
@@ -496,7 +497,7 @@ class Rig:
 
     def __init__(
         self, lab, *, optimizer: str = "sgd", lr: float = 0.1, dropout: float | None = None,
-        seed: int = 0, batch_size: int = 32, X: torch.Tensor | None = None, y: torch.Tensor | None = None,
+        seed: int = 0, batch_size: int | None = None, X: torch.Tensor | None = None, y: torch.Tensor | None = None,
         keep_grads: bool = False, loss_grads: bool = False, probe: bool = False, tagged: bool = False,
     ):
         self.device = getattr(lab, "device", "cpu")
@@ -508,7 +509,10 @@ class Rig:
         if tagged:
             X, y = tag(X), tag(y)
             self.X_val, self.y_val = tag(self.X_val), tag(self.y_val)
-        self.loader = TapedLoader(X, y, self.tape, batch_size=batch_size, seed=seed)
+        batch_size = batch_size or lab.track.thresholds.batch_size
+        # BatchNorm cannot train on a batch of one: a track whose model has it never gets one
+        single = lab.track.model.batchnorm and len(X) % batch_size == 1
+        self.loader = TapedLoader(X, y, self.tape, batch_size=batch_size, seed=seed, drop_last=single)
         params = parameters_of(self.model)
         self.loss_fn = SpyLoss(self.tape, params if loss_grads else None)
         kinds = {

@@ -104,6 +104,15 @@ class Kata:
     """The guide sections (docs/guide, `kata read ID`) this kata sends the learner to."""
     practice: Practice | None = None
     """Set for a practice kata: a prediction to make, checked against a measured run (no mutant)."""
+    track: str = "moons"
+    """The track (``tracks/<id>.toml``) whose katas folder holds this kata: its setting, reference and mutants."""
+
+    @property
+    def setting(self):
+        """The ``checker.tracks.Track`` this kata belongs to."""
+        from checker.tracks import get_track
+
+        return get_track(self.track)
 
     @property
     def filename(self) -> str:
@@ -131,8 +140,8 @@ def resolve_katas_dir(explicit: str | Path | None = None) -> Path:
     return KATAS_DIR
 
 
-def parse_kata(path: Path) -> Kata:
-    """Read and validate one kata file."""
+def parse_kata(path: Path, track: str = "moons") -> Kata:
+    """Read and validate one kata file (of ``track``)."""
     match = FILE_PATTERN.match(path.name)
     if not match:
         raise KataFileError(
@@ -173,7 +182,7 @@ def parse_kata(path: Path) -> Kata:
     return Kata(
         slug=match["slug"], number=int(match["number"]), path=path, mutant=mutant.strip(),
         title=title, story=story, hints=hints, read=read, try_args=tuple(args), symptom=symptom,
-        guide=guide, practice=practice,
+        guide=guide, practice=practice, track=track,
     )
 
 
@@ -197,27 +206,42 @@ def _practice(value: object, where: str) -> Practice | None:
     return Practice(exercise, tuple(tuple(r) for r in runs))
 
 
-def load_katas(katas_dir: str | Path | None = None, *, drafts: bool = False) -> list[Kata]:
-    """Every kata of the catalogue, in order; a malformed file raises KataFileError.
+def _folders(katas_dir: str | Path | None, track: str | None) -> list[tuple[str, Path]]:
+    """(track id, katas folder) pairs to read: an explicit folder or ``$KATA_KATAS_DIR`` (of ``track``, default
+    moons), else every track's folder (or only ``track``'s), in the tracks' order."""
+    from checker.tracks import TrackError, all_tracks, get_track
 
-    Drafts (katas not ready for learners, see ``checker.catalogue``) are left out unless ``drafts``
-    or ``KATA_DRAFTS=1`` asks for them."""
-    folder = resolve_katas_dir(katas_dir)
-    if not folder.is_dir():
-        raise KataFileError(f"{folder}: the kata catalogue folder does not exist")
-    katas = [parse_kata(p) for p in sorted(folder.glob("*.toml"))]
+    if katas_dir is not None or os.environ.get(KATAS_DIR_ENV):
+        return [(track or "moons", resolve_katas_dir(katas_dir))]
+    try:
+        tracks = [get_track(track)] if track else list(all_tracks().values())
+    except TrackError as exc:
+        raise KataFileError(str(exc)) from None
+    return [(t.id, t.katas_dir) for t in tracks if t.katas_dir.is_dir() or t.id == "moons"]
+
+
+def load_katas(katas_dir: str | Path | None = None, *, drafts: bool = False, track: str | None = None) -> list[Kata]:
+    """Every kata of the catalogue, in order (by track, then number); a malformed file raises KataFileError.
+
+    ``track`` keeps one track's katas. Drafts (katas not ready for learners, see ``checker.catalogue``) are
+    left out unless ``drafts`` or ``KATA_DRAFTS=1`` asks for them."""
+    katas: list[Kata] = []
+    for track_id, folder in _folders(katas_dir, track):
+        if not folder.is_dir():
+            raise KataFileError(f"{folder}: the kata catalogue folder does not exist")
+        katas += sorted((parse_kata(p, track_id) for p in sorted(folder.glob("*.toml"))), key=lambda k: k.number)
     seen: dict[str, Path] = {}
-    numbers: dict[int, Path] = {}
+    numbers: dict[tuple[str, int], Path] = {}
     for kata in katas:
         if kata.slug in seen:
-            raise KataFileError(f"{kata.path}: slug {kata.slug!r} is already used by {seen[kata.slug].name}")
-        if kata.number in numbers:
+            raise KataFileError(f"{kata.path}: slug {kata.slug!r} is already used by {seen[kata.slug]}")
+        if (kata.track, kata.number) in numbers:
             raise KataFileError(
-                f"{kata.path}: number {kata.number:03d} is already used by {numbers[kata.number].name}"
+                f"{kata.path}: number {kata.number:03d} is already used by {numbers[kata.track, kata.number].name}"
             )
         seen[kata.slug] = kata.path
-        numbers[kata.number] = kata.path
-    ordered = sorted(katas, key=lambda k: k.number)
+        numbers[kata.track, kata.number] = kata.path
+    ordered = katas
     # --- drafts (issue 12; the rules live in checker/catalogue.py) ---
     if drafts:
         return ordered
@@ -255,7 +279,7 @@ def mutant_text(kata: Kata) -> str:
     """The reference with the kata's mutant applied, comments and all (what `kata solution` compares)."""
     from checker.mutation import mutant_source
 
-    return mutant_source(kata.mutant)
+    return mutant_source(kata.mutant, track=kata.setting)
 
 
 def starter_source(kata: Kata) -> str:
@@ -299,7 +323,8 @@ def _is_docstring(stmt) -> bool:
             and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.SimpleString))
 
 
-def reference_source() -> str:
-    from checker.paths import REFERENCE
+def reference_source(track=None) -> str:
+    """The reference loop of ``track`` (default: moons), as text."""
+    from checker.mutation import reference_source as of_track
 
-    return REFERENCE.read_text(encoding="utf-8")
+    return of_track(track)

@@ -83,10 +83,13 @@ def loss_curve(report, lang: str) -> str | None:
 # kata check without PATH
 
 def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", device: str = "cpu",
-                  only: tuple[str, ...] = (), verbose: bool = False, timeout: float | None = None) -> int:
-    """`kata check` without PATH: grade the current kata's file, record a pass; the exit code."""
+                  only: tuple[str, ...] = (), verbose: bool = False, timeout: float | None = None,
+                  track: str | None = None) -> int:
+    """`kata check` without PATH: grade the current kata's file against its track, record a pass; the exit code."""
     session = open_session(workdir, lang)
     kata = session.current()
+    if track and track != kata.track:
+        raise UsageProblem(f"--track {track}: the current kata, {kata.slug}, belongs to track {kata.track!r}")
     path = session.file_of(kata)
     if not path.exists():
         raise UsageProblem(session.say(M.FILE_MISSING, path=shown_path(path)))
@@ -97,7 +100,8 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
     con = out() if fmt == "text" else None
     if con is not None:
         con.print(f"[bold magenta]{escape(session.header(kata))}[/]  [dim]{escape(shown_path(path))}[/]")
-    report = grade_path(str(path), lang=session.lang, device=device, only=only, timeout=timeout)
+    report = grade_path(str(path), lang=session.lang, device=device, only=only, timeout=timeout,
+                        track=kata.setting)
     emit_report(report, fmt, session.lang, verbose)
     if report.exit_code == 2:  # the file could not be graded
         return report.exit_code
@@ -308,6 +312,32 @@ def read_guide(name: str | None, lang: str) -> None:
         raise UsageProblem(M.GUIDE_UNKNOWN.render(lang, name=name, close=hint))
     # each section ends by naming the next one (`kata read ID`), so the guide reads in order
     con.print(Markdown(section.text(), code_theme="ansi_dark"), width=min(con.width, 100), soft_wrap=False)
+
+
+def track_of_file(path: str, workdir: str | None = None) -> str | None:
+    """The track of the kata whose file ``path`` is, in the working folder's progress; None when it is none's."""
+    import os
+
+    from checker.katas import KataFileError, load_katas
+    from checker.cli.common import current_workdir
+    from checker.progress import Progress, ProgressError, resolve_workdir
+
+    try:
+        folder = resolve_workdir(current_workdir(workdir))
+        progress = Progress.load(folder)
+        if not progress.katas:
+            return None
+        katas = {k.slug: k for k in load_katas(drafts=True)}
+    except (ProgressError, KataFileError, OSError):
+        return None
+    for slug, rec in progress.katas.items():
+        mine = folder / rec.file
+        try:
+            if slug in katas and mine.exists() and os.path.samefile(mine, path):
+                return katas[slug].track
+        except OSError:
+            continue
+    return None
 
 
 def file_is_kata(session: Session, path: Path) -> Kata | None:

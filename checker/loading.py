@@ -131,10 +131,13 @@ def load_module(source: str, filename: str) -> types.ModuleType:
     return module
 
 
-def protocol_problems(module: types.ModuleType) -> list[str]:
-    """One line per protocol function that is missing, not callable, or not callable as the checker calls it."""
+def protocol_problems(module: types.ModuleType, track=None) -> list[str]:
+    """One line per protocol function that is missing, not callable, or not callable as the checker calls it.
+
+    ``track``: a ``checker.tracks.Track`` whose protocol the file follows (default: protocol v1).
+    """
     problems = []
-    for spec in FUNCTIONS:
+    for spec in (FUNCTIONS if track is None else tuple(track.functions.values())):
         fn = getattr(module, spec.name, None)
         if fn is None:
             problems.append(f"missing function {spec.name}: expected {spec.signature}")
@@ -154,16 +157,18 @@ def protocol_problems(module: types.ModuleType) -> list[str]:
     return problems
 
 
-def validate_module(module: types.ModuleType, filename: str) -> None:
-    problems = protocol_problems(module)
+def validate_module(module: types.ModuleType, filename: str, track=None) -> None:
+    problems = protocol_problems(module, track)
     if problems:
+        which = "loop protocol v1" if track is None or track.protocol == ("v1",) else (
+            f"the protocol of track {track.id!r} ({' + '.join(track.protocol)})")
         raise LoopFileError(
-            "protocol", f"{filename} does not follow loop protocol v1:\n" + "\n".join(f"  - {p}" for p in problems)
+            "protocol", f"{filename} does not follow {which}:\n" + "\n".join(f"  - {p}" for p in problems)
         )
 
 
-def load_loop(source: str, filename: str) -> types.ModuleType:
-    """Load and validate: the module, ready for the checks, or LoopFileError."""
+def load_loop(source: str, filename: str, track=None) -> types.ModuleType:
+    """Load and validate: the module, ready for the checks, or LoopFileError (``track``: see protocol_problems)."""
     module = load_module(source, filename)
-    validate_module(module, filename)
+    validate_module(module, filename, track)
     return module

@@ -241,7 +241,7 @@ def _target(source: str, filename: str, what: str, settings: RunSettings | Trace
         torch.set_num_threads(1)
         rep.start("load", timeout=LOAD_TIMEOUT)
         try:
-            loop = load_loop(source, filename)
+            loop = load_loop(source, filename, lab.track if lab is not None else None)
         except LoopFileError as exc:
             rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
             return
@@ -302,14 +302,14 @@ def run_files(sources: Sequence[tuple[str, str]], settings: RunSettings, lab) ->
 # ---------------------------------------------------------------------------------------------
 # for the command line
 
-def run_sources(path: str | None, lesson: bool, *more: str | None) -> list[tuple[str, str]]:
-    """(source, filename) for PATH or the lesson's loop, then for each further path given."""
+def run_sources(path: str | None, lesson: bool, *more: str | None, track=None) -> list[tuple[str, str]]:
+    """(source, filename) for PATH or the lesson's loop (``track``'s reference), then for each further path."""
     if lesson == (path is not None):
         raise UsageProblem("give a loop file (PATH) or --lesson, one of the two")
     if lesson:
-        from checker.paths import REFERENCE
+        from checker.tracks import get_track
 
-        first = (REFERENCE.read_text(encoding="utf-8"), "lesson-loop.py")
+        first = ((track or get_track()).reference.read_text(encoding="utf-8"), "lesson-loop.py")
     else:
         first = read_loop_file(path)
     return [first, *(read_loop_file(p) for p in more if p)]

@@ -36,7 +36,25 @@ def read_loop_file(path: str) -> tuple[str, str]:
     return source, filename
 
 
-def prepared_lab(device: str = "cpu"):
+def track_named(name: str | None, path: str | None = None):
+    """The track of a command: ``--track NAME``, else the track whose folders hold ``path``, else moons.
+
+    An unknown name (or a broken track file) is a UsageProblem naming the known tracks.
+    """
+    from pathlib import Path
+
+    from checker.tracks import TrackError, get_track, track_of_path
+
+    try:
+        if name:
+            return get_track(name)
+        found = track_of_path(Path(path)) if path else None
+        return found or get_track()
+    except TrackError as exc:
+        raise UsageProblem(f"--track: {exc}") from None
+
+
+def prepared_lab(device: str = "cpu", track=None):
     """Import torch and scikit-learn once, build the lab; children fork from here.
 
     That takes a few seconds: on a terminal a transient status line says so (on stderr).
@@ -47,12 +65,12 @@ def prepared_lab(device: str = "cpu"):
         raise UsageProblem(f"--device {device}: use cpu or cuda[:N]")
     err = console(stderr=True)
     if not err.is_terminal:
-        return _prepare(device)
+        return _prepare(device, track)
     with err.status("importing torch and scikit-learn…", spinner="dots"):
-        return _prepare(device)
+        return _prepare(device, track)
 
 
-def _prepare(device: str):
+def _prepare(device: str, track=None):
     import checker.sandbox  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
     from checker.setting import import_heavy
 
@@ -63,4 +81,9 @@ def _prepare(device: str):
 
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
-    return Lab(device=device).prepare()
+    from checker.tracks import TrackError
+
+    try:
+        return Lab(device=device, track=track).prepare()
+    except TrackError as exc:
+        raise UsageProblem(str(exc)) from None

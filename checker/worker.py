@@ -23,7 +23,7 @@ def _child_setup() -> None:
     torch.set_num_threads(1)
 
 
-def _load(source: str, filename: str, rep: Reporter):
+def _load(source: str, filename: str, rep: Reporter, track=None):
     """Load and validate; on failure report ``file_error`` and return None.
 
     Right before the file runs: a tamper guard the reporter consults before every event it sends, and
@@ -48,7 +48,7 @@ def _load(source: str, filename: str, rep: Reporter):
 
     install_audit_hook(filename, refuse, private_dir=tempfile.tempdir)
     try:
-        module = load_loop(source, filename)
+        module = load_loop(source, filename, track)
     except LoopFileError as exc:
         if not refused:  # a refusal already said why the file stopped
             rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
@@ -73,7 +73,7 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw
 
         _child_setup()
         lab.draw = draw
-        module = _load(source, filename, rep)  # arms the reporter's tamper guard: it looks before every event
+        module = _load(source, filename, rep, lab.track)  # arms the reporter's tamper guard: it looks before every event
         if module is None:
             return
         for cid in check_ids:
@@ -106,9 +106,7 @@ def reference_target(check_ids: Sequence[str], lab, draw) -> Callable[[Reporter]
     The reference's source is read here, in the parent, when the job is planned; the child that runs
     it is forked from the parent, never from a process that loaded a learner's file, and loads none.
     """
-    from checker.paths import REFERENCE
-
-    source = REFERENCE.read_text(encoding="utf-8")
+    source = lab.track.reference.read_text(encoding="utf-8")
 
     def target(rep: Reporter) -> None:
         from checker.checks import REGISTRY
@@ -116,7 +114,7 @@ def reference_target(check_ids: Sequence[str], lab, draw) -> Callable[[Reporter]
         _child_setup()
         lab.draw = draw
         rep.start("load", timeout=LOAD_TIMEOUT)
-        module = load_loop(source, REFERENCE_FILENAME)
+        module = load_loop(source, REFERENCE_FILENAME, lab.track)
         for cid in check_ids:
             rep.start(cid, timeout=REGISTRY[cid].timeout)
             started = time.perf_counter()
@@ -149,7 +147,7 @@ def run_target(source: str, filename: str, settings, lab) -> Callable[[Reporter]
 
     def target(rep: Reporter) -> None:
         _child_setup()
-        module = _load(source, filename, rep)
+        module = _load(source, filename, rep, lab.track)
         if module is None:
             return
         rep.start("run", timeout=settings.timeout)

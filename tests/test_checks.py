@@ -35,6 +35,7 @@ from checker.checks import converge as converge_checks
 from checker.checks import reference as reference_checks
 from checker.checks import schedule as sched
 from checker.mutation import load_mutants, mutant_source
+from checker.tracks import get_track
 from tests.test_mutation import MUTANT_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,7 +175,7 @@ def judge(cid: str, measured: dict, reference: dict | None = None):
 
 def test_data_lesson_judge():
     parts = [{"name": n, "type": "torch.Tensor", "shape": s, "dtype": d, "diff": 0.0, "same_rows": True}
-             for n, s, d in zip(data.NAMES, data.SHAPES, data.DTYPES, strict=True)]
+             for n, s, d in zip(data.NAMES, data.shapes(get_track()), data.DTYPES, strict=True)]
     counts = {"y_train": [75, 75], "y_val": [25, 25], "want_train": [75, 75], "want_val": [25, 25]}
     ok = {"count": 4, "returned": "tuple", "parts": parts, "counts": counts}
     assert judge("data.lesson", ok)[0].passed
@@ -209,7 +210,7 @@ def test_loader_judges():
 
 
 def test_model_and_optimizer_judges():
-    ok = {"module": True, "n": 82, "shapes": model.SHAPES, "out": [4, 2], "same_seed_diff": 0.0,
+    ok = {"module": True, "n": 82, "shapes": get_track().model.shapes, "out": [4, 2], "same_seed_diff": 0.0,
           "seeds_differ": True, "function_diff": 2e-7, "probabilities": False}
     assert judge("model.init", ok)[0].passed
     # the same 82 weights, but not Linear -> ReLU -> Linear (a softmax at the end)
@@ -441,7 +442,7 @@ def test_converge_judge():
     v, en, _ = judge("converge.adam", {**ok, "acc": 0.5, "loss": math.log(2)})
     assert not v.passed and "50%" in en and "90%" in en
     assert not judge("converge.adam", {**ok, "ran": 1})[0].passed
-    assert converge_checks.MIN_ACC == 0.9
+    assert get_track().thresholds.converge_acc == 0.9
 
 
 def test_messages_never_name_the_fix():

@@ -13,7 +13,9 @@ is ``judge(measured, reference_measured)``: it compares the file's answers with 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +67,32 @@ class Check:
 
 
 REGISTRY: dict[str, Check] = {}
+
+_JUDGING: ContextVar[Any] = ContextVar("kata_judging_track", default=None)
+
+
+@contextmanager
+def judging(track) -> Iterator[None]:
+    """Judges called inside see ``track`` (a ``checker.tracks.Track``) as :func:`judged_track`."""
+    token = _JUDGING.set(track)
+    try:
+        yield
+    finally:
+        _JUDGING.reset(token)
+
+
+def judged_track():
+    """The track a judge compares against: the one the parent is grading (default: moons).
+
+    Judges run in the parent, so what they expect (sizes, shapes, thresholds) comes from the parent's
+    own track, never from figures the child reported.
+    """
+    track = _JUDGING.get()
+    if track is None:
+        from checker.tracks import get_track
+
+        track = get_track()
+    return track
 
 
 class _Pending:

@@ -1,21 +1,26 @@
-"""The lesson's data: 200 moons, split 150/50 with both classes halved evenly."""
+"""The track's data (moons: 200 points split 150/50 with both classes halved evenly), exactly."""
 
 from __future__ import annotations
 
-from checker.checks.base import check, failed, passed
+from checker.checks.base import check, failed, judged_track, passed
 from checker.i18n import Message
 
 NAMES = ("X_train", "y_train", "X_val", "y_val")
-SHAPES = ([150, 2], [150], [50, 2], [50])
+
+
+def shapes(track) -> tuple[list[int], ...]:
+    d = track.data
+    return [d.n_train, track.model.n_features], [d.n_train], [d.n_val, track.model.n_features], [d.n_val]
+
 DTYPES = ("torch.float32", "torch.int64", "torch.float32", "torch.int64")
 VALUE_TOL = 1e-6
 """Largest difference allowed from the lesson's values (float32 round-off of numbers below 3)."""
 
 LESSON_TITLE = Message(en="the lesson's data and split", es="los datos y la partición de la lección")
 LESSON_OK = Message(
-    en="make_data(seed=0) gives the lesson's 150/50 split: classes {train_counts} in training, {val_counts} in "
+    en="make_data(seed=0) gives the lesson's {n_train}/{n_val} split: classes {train_counts} in training, {val_counts} in "
     "validation",
-    es="make_data(seed=0) da la partición 150/50 de la lección: clases {train_counts} en entrenamiento, "
+    es="make_data(seed=0) da la partición {n_train}/{n_val} de la lección: clases {train_counts} en entrenamiento, "
     "{val_counts} en validación",
 )
 LESSON_NOT_FOUR = Message(
@@ -69,7 +74,8 @@ def lesson(loop, lab) -> dict:
                     same_rows = sorted(a.tolist()) == sorted(b.tolist())
                 part["same_rows"] = same_rows
             if name.startswith("y") and got.dim() == 1 and not got.is_floating_point():
-                counts[name] = torch.bincount(got.detach().cpu().long(), minlength=2).tolist()
+                counts[name] = torch.bincount(got.detach().cpu().long(),
+                                              minlength=lab.track.model.n_classes).tolist()
         parts.append(part)
     m["parts"] = parts
     m["counts"] = {
@@ -92,7 +98,8 @@ def _(m: dict):
     counts = m["counts"]
     cparams = dict(train_counts=_counts(counts["y_train"]), val_counts=_counts(counts["y_val"]),
                    want_train=_counts(counts["want_train"]), want_val=_counts(counts["want_val"]))
-    for part, shape, dtype in zip(m["parts"], SHAPES, DTYPES, strict=True):
+    track = judged_track()
+    for part, shape, dtype in zip(m["parts"], shapes(track), DTYPES, strict=True):
         if part.get("shape") != shape or part.get("dtype") != dtype:
             got = (f"a {part['dtype'].replace('torch.', '')} tensor of shape {tuple(part['shape'])}"
                    if "shape" in part else f"a {part['type']}")
@@ -103,4 +110,4 @@ def _(m: dict):
             if part.get("same_rows"):
                 return failed(LESSON_ORDER, name=part["name"])
             return failed(LESSON_VALUES, name=part["name"], diff=part["diff"], **cparams)
-    return passed(LESSON_OK, **cparams)
+    return passed(LESSON_OK, n_train=track.data.n_train, n_val=track.data.n_val, **cparams)

@@ -1,25 +1,27 @@
 """The loader: every example once per epoch, in an order set by the loader's seed alone.
 
-The learner's ``make_loader`` gets the lesson's training features with labels replaced by the
-examples' indices 0..149, so every batch says exactly which examples it holds.
+The learner's ``make_loader`` gets the track's training features with labels replaced by the
+examples' indices (0..149 on moons), so every batch says exactly which examples it holds.
 """
 
 from __future__ import annotations
 
-from checker.checks.base import check, failed, passed
+from checker.checks.base import check, failed, judged_track, passed
 from checker.i18n import Message
 
-BATCH_SIZE = 32
-WANT_SIZES = [32, 32, 32, 32, 22]
-N_TRAIN = 150
+
+def want_sizes(n: int, batch_size: int) -> list[int]:
+    """The batch sizes a shuffled loader without drop_last gives ``n`` examples: 32, 32, 32, 32, 22 for 150."""
+    return [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size else [])
 
 
 def index_batches(loop, lab, *, seed: int, epochs: int,
-                  batch_size: int = BATCH_SIZE) -> tuple[list[list[list[int]]], bool]:
+                  batch_size: int | None = None) -> tuple[list[list[list[int]]], bool]:
     """Per epoch, the index batches the loop's loader yields; and whether rows stayed with their labels."""
     import torch
 
     X = lab.data.X_train
+    batch_size = batch_size or lab.track.thresholds.batch_size
     index = torch.arange(len(X))
     loader = loop.make_loader(X, index, batch_size=batch_size, seed=seed)
     epochs_seen, paired = [], True
@@ -37,22 +39,22 @@ def index_batches(loop, lab, *, seed: int, epochs: int,
 
 COVERAGE_TITLE = Message(en="every example once per epoch", es="cada ejemplo una vez por época")
 COVERAGE_OK = Message(
-    en="at batch_size 32 each epoch gives batches of {sizes}: all 150 examples, once each",
-    es="con batch_size 32 cada época da lotes de {sizes}: los 150 ejemplos, una vez cada uno",
+    en="at batch_size {b} each epoch gives batches of {sizes}: all {n_train} examples, once each",
+    es="con batch_size {b} cada época da lotes de {sizes}: los {n_train} ejemplos, una vez cada uno",
 )
 COVERAGE_FAIL = Message(
-    en="at batch_size 32, epoch {epoch} gave batches of {sizes} ({n} examples, {distinct} different): "
-    "{missing} of the 150 training examples never appeared and {repeated} appeared more than once. Examples "
+    en="at batch_size {b}, epoch {epoch} gave batches of {sizes} ({n} examples, {distinct} different): "
+    "{missing} of the {n_train} training examples never appeared and {repeated} appeared more than once. Examples "
     "left out of every epoch are never learned from",
-    es="con batch_size 32, la época {epoch} dio lotes de {sizes} ({n} ejemplos, {distinct} distintos): "
-    "{missing} de los 150 ejemplos de entrenamiento no aparecieron nunca y {repeated} aparecieron más de una "
+    es="con batch_size {b}, la época {epoch} dio lotes de {sizes} ({n} ejemplos, {distinct} distintos): "
+    "{missing} de los {n_train} ejemplos de entrenamiento no aparecieron nunca y {repeated} aparecieron más de una "
     "vez. Los ejemplos que faltan en todas las épocas nunca enseñan nada",
 )
 COVERAGE_SIZES = Message(
-    en="at batch_size 32, epoch {epoch} gave batches of {sizes}; with 150 examples the lesson's loader gives "
-    "32, 32, 32, 32, 22",
-    es="con batch_size 32, la época {epoch} dio lotes de {sizes}; con 150 ejemplos el cargador de la lección "
-    "da 32, 32, 32, 32, 22",
+    en="at batch_size {b}, epoch {epoch} gave batches of {sizes}; with {n_train} examples the lesson's loader "
+    "gives {want}",
+    es="con batch_size {b}, la época {epoch} dio lotes de {sizes}; con {n_train} ejemplos el cargador de la "
+    "lección da {want}",
 )
 COVERAGE_UNPAIRED = Message(
     en="the loader's batches do not keep each example's features with its own label: a row of X arrived with "
@@ -70,7 +72,7 @@ def coverage(loop, lab) -> dict:
         seen = [i for b in batches for i in b]
         rows.append({
             "sizes": [len(b) for b in batches], "n": len(seen), "distinct": len(set(seen)),
-            "missing": len(set(range(N_TRAIN)) - set(seen)), "repeated": len(seen) - len(set(seen)),
+            "missing": len(set(range(len(lab.data.X_train))) - set(seen)), "repeated": len(seen) - len(set(seen)),
         })
     return {"epochs": rows, "paired": paired}
 
@@ -81,16 +83,20 @@ def _sizes(sizes: list[int]) -> str:
 
 @coverage.judge
 def _(m: dict):
+    track = judged_track()
+    n_train, b = track.data.n_train, track.thresholds.batch_size
+    want = want_sizes(n_train, b)
     for e, row in enumerate(m["epochs"], start=1):
-        if row["missing"] or row["repeated"] or row["n"] != N_TRAIN:
+        if row["missing"] or row["repeated"] or row["n"] != n_train:
             return failed(COVERAGE_FAIL, epoch=e, sizes=_sizes(row["sizes"]), n=row["n"],
-                          distinct=row["distinct"],
+                          distinct=row["distinct"], b=b, n_train=n_train,
                           missing=row["missing"], repeated=row["repeated"])
-        if row["sizes"] != WANT_SIZES:
-            return failed(COVERAGE_SIZES, epoch=e, sizes=_sizes(row["sizes"]))
+        if row["sizes"] != want:
+            return failed(COVERAGE_SIZES, epoch=e, sizes=_sizes(row["sizes"]), b=b, n_train=n_train,
+                          want=_sizes(want))
     if not m["paired"]:
         return failed(COVERAGE_UNPAIRED)
-    return passed(COVERAGE_OK, sizes=_sizes(WANT_SIZES))
+    return passed(COVERAGE_OK, sizes=_sizes(want), b=b, n_train=n_train)
 
 
 # ---------------------------------------------------------------------------- loader.order

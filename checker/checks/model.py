@@ -1,13 +1,11 @@
-"""The model: the lesson's MLP 2-16-2, whose initial weights depend on its seed alone."""
+"""The model: the track's MLP (moons: 2-16-2), whose initial weights depend on its seed alone."""
 
 from __future__ import annotations
 
-from checker.checks.base import check, failed, passed
+from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import num
 from checker.i18n import Message
 
-N_PARAMS = 82
-SHAPES = [[2], [2, 16], [16], [16, 2]]  # sorted parameter shapes of Linear(2, 16) + Linear(16, 2)
 
 INIT_TITLE = Message(en="the lesson's MLP, seeded", es="el MLP de la lección, con semilla")
 INIT_OK = Message(
@@ -20,24 +18,24 @@ INIT_NOT_MODULE = Message(
 )
 INIT_SHAPE = Message(
     en="make_model(seed=0) has {n} parameters with shapes {shapes} and maps 4 points to an output of shape "
-    "{out}; the lesson's MLP 2-16-2 has 82 (two Linear layers, 2->16 and 16->2) and gives one score per class",
+    "{out}; the lesson's MLP {arch} has {n_want} ({layers}) and gives one score per class, {classes} in all",
     es="make_model(seed=0) tiene {n} parámetros con formas {shapes} y convierte 4 puntos en una salida de "
-    "forma {out}; el MLP 2-16-2 de la lección tiene 82 (dos capas Linear, 2->16 y 16->2) y da una puntuación "
-    "por clase",
+    "forma {out}; el MLP {arch} de la lección tiene {n_want} ({layers}) y da una puntuación por clase, "
+    "{classes} en total",
 )
 INIT_FUNCTION = Message(
-    en="make_model(seed=0) does not compute Linear(2, 16) -> ReLU -> Linear(16, 2) with its own weights: on 8 "
+    en="make_model(seed=0) does not compute {layers} with its own weights: on 8 "
     "training points its outputs differ from that by up to {diff:.3g}. The lesson's MLP ends in raw class "
     "scores (logits), which is what CrossEntropyLoss expects",
-    es="make_model(seed=0) no calcula Linear(2, 16) -> ReLU -> Linear(16, 2) con sus propios pesos: en 8 "
+    es="make_model(seed=0) no calcula {layers} con sus propios pesos: en 8 "
     "puntos de entrenamiento sus salidas se apartan de eso hasta {diff:.3g}. El MLP de la lección termina en "
     "puntuaciones brutas por clase (logits), que es lo que espera CrossEntropyLoss",
 )
 INIT_PROBABILITIES = Message(
-    en="make_model(seed=0) does not compute Linear(2, 16) -> ReLU -> Linear(16, 2) with its own weights: on 8 "
+    en="make_model(seed=0) does not compute {layers} with its own weights: on 8 "
     "training points its outputs differ from that by up to {diff:.3g}, lie between 0 and 1 and sum to 1 in "
     "every row. The lesson's MLP ends in raw class scores (logits), which is what CrossEntropyLoss expects",
-    es="make_model(seed=0) no calcula Linear(2, 16) -> ReLU -> Linear(16, 2) con sus propios pesos: en 8 "
+    es="make_model(seed=0) no calcula {layers} con sus propios pesos: en 8 "
     "puntos de entrenamiento sus salidas se apartan de eso hasta {diff:.3g}, están entre 0 y 1 y suman 1 en "
     "cada fila. El MLP de la lección termina en puntuaciones brutas por clase (logits), que es lo que espera "
     "CrossEntropyLoss",
@@ -81,7 +79,7 @@ def init(loop, lab) -> dict:
     with torch.no_grad():
         out = first(lab.data.X_train[:4])
     return {
-        **_function(first, lab.data.X_train[:8]),
+        **_function(first, lab.data.X_train[:8], lab.track),
         "module": True,
         "n": int(a.numel()),
         "shapes": sorted(list(p.shape) for p in first.parameters()),
@@ -91,21 +89,38 @@ def init(loop, lab) -> dict:
     }
 
 
-def _function(model, X) -> dict:
-    """How far the model's outputs are from Linear -> ReLU -> Linear computed with its own 82 weights."""
+def _function(model, X, track) -> dict:
+    """How far the model's outputs are from the track's MLP computed with the model's own weights.
+
+    The model's parameters are loaded into the track's MLP, in the order ``parameters()`` lists them (any
+    module layout that registers its layers in order), else by shape when every shape is distinct; both
+    run in eval mode on the same points.
+    """
     import torch
 
-    by_shape = {tuple(p.shape): p.detach() for p in model.parameters()}
-    needed = [(16, 2), (16,), (2, 16), (2,)]
-    if not all(s in by_shape for s in needed) or len(by_shape) != len(needed):
+    mine = [p.detach() for p in model.parameters()]
+    spec = track.model.build(0)
+    theirs = list(spec.parameters())
+    if len(mine) != len(theirs):
         return {"function_diff": None}
-    w1, b1, w2, b2 = (by_shape[s] for s in needed)
-    model.eval()
+    if [tuple(p.shape) for p in mine] != [tuple(p.shape) for p in theirs]:
+        by_shape = {tuple(p.shape): p for p in mine}
+        if len(by_shape) != len(mine) or len({tuple(p.shape) for p in theirs}) != len(theirs):
+            return {"function_diff": None}
+        try:
+            mine = [by_shape[tuple(p.shape)] for p in theirs]
+        except KeyError:
+            return {"function_diff": None}
     with torch.no_grad():
+        for target, value in zip(theirs, mine, strict=True):
+            target.copy_(value.cpu())
+        model.eval()
+        spec.eval()
         got = model(X)
-        want = torch.relu(X @ w1.T + b1) @ w2.T + b2
+        want = spec(X)
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
         return {"function_diff": None}
+    got = got.detach().cpu()
     return {
         "function_diff": float((got - want).abs().max()),
         "probabilities": bool(((got >= 0) & (got <= 1)).all()
@@ -114,7 +129,7 @@ def _function(model, X) -> dict:
 
 
 FUNCTION_TOL = 1e-5
-"""Float32 round-off of a 2-16-2 forward pass is far below this."""
+"""Float32 round-off of a small MLP's forward pass is far below this."""
 
 
 @init.judge
@@ -123,12 +138,14 @@ def _(m: dict):
         return failed(INIT_NOT_MODULE, type=m["type"])
     shapes = ", ".join("x".join(map(str, s)) for s in m["shapes"])
     out = "x".join(map(str, m["out"])) if m["out"] is not None else "none"
-    if m["n"] != N_PARAMS or m["shapes"] != SHAPES or m["out"] != [4, 2]:
-        return failed(INIT_SHAPE, n=m["n"], shapes=shapes, out=out)
+    spec = judged_track().model
+    if m["n"] != spec.n_params or m["shapes"] != spec.shapes or m["out"] != [4, spec.n_classes]:
+        return failed(INIT_SHAPE, n=m["n"], shapes=shapes, out=out, arch=spec.arch, n_want=spec.n_params,
+                      layers=spec.layers, classes=spec.n_classes)
     diff = m.get("function_diff")
     if diff is None or not diff <= FUNCTION_TOL:
         message = INIT_PROBABILITIES if m.get("probabilities") else INIT_FUNCTION
-        return failed(message, diff=num(diff))
+        return failed(message, diff=num(diff), layers=spec.layers)
     if m["same_seed_diff"] != 0.0:
         return failed(INIT_GLOBAL, diff=num(m["same_seed_diff"]))
     if not m["seeds_differ"]:

@@ -7,7 +7,7 @@ not show up here.
 
 from __future__ import annotations
 
-from checker.checks.base import check, failed, passed
+from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import LOSS_FN_UNUSED, grad_ok, num
 from checker.i18n import Message
 
@@ -153,31 +153,31 @@ def _(m: dict):
 
 # ---------------------------------------------------------------------------- steps.overfit
 
-OVERFIT_STEPS, OVERFIT_LR, OVERFIT_N, OVERFIT_MAX_LOSS = 500, 0.5, 8, 0.1
 
-OVERFIT_TITLE = Message(en="overfit 8 examples", es="sobreajustar 8 ejemplos")
+OVERFIT_TITLE = Message(en="overfit a few examples", es="sobreajustar unos pocos ejemplos")
 OVERFIT_OK = Message(
-    en="{steps} SGD steps at lr={lr} took the loss on 8 examples from {first:.3f} to {loss:.4f}, all 8 right",
-    es="{steps} pasos de SGD con lr={lr} bajaron la pérdida en 8 ejemplos de {first:.3f} a {loss:.4f}, los 8 "
-    "bien",
+    en="{steps} SGD steps at lr={lr} took the loss on {n} examples from {first:.3f} to {loss:.4f} (under "
+    "{max_loss}), all {n} right",
+    es="{steps} pasos de SGD con lr={lr} bajaron la pérdida en {n} ejemplos de {first:.3f} a {loss:.4f} (bajo "
+    "{max_loss}), los {n} bien",
 )
 OVERFIT_FAIL = Message(
-    en="after {steps} SGD steps at lr={lr} on just 8 examples the loss went from {first:.3f} to {loss:.4f} "
-    "(should be under {max_loss}) and {correct}/8 are classified right. An MLP with 82 parameters memorises 8 "
-    "points easily, so the steps of your loop do not learn: look at what happens between the forward pass and "
+    en="after {steps} SGD steps at lr={lr} on just {n} examples the loss went from {first:.3f} to {loss:.4f} "
+    "(should be under {max_loss}) and {correct}/{n} are classified right. An MLP with {n_params} parameters "
+    "memorises {n} points easily, so the steps of your loop do not learn: look at what happens between the forward pass and "
     "the update",
-    es="tras {steps} pasos de SGD con lr={lr} sobre solo 8 ejemplos la pérdida pasó de {first:.3f} a "
-    "{loss:.4f} (debería quedar bajo {max_loss}) y {correct}/8 se clasifican bien. Un MLP de 82 parámetros "
-    "memoriza 8 puntos sin esfuerzo, así que los pasos de tu bucle no aprenden: mira qué pasa entre la pasada "
+    es="tras {steps} pasos de SGD con lr={lr} sobre solo {n} ejemplos la pérdida pasó de {first:.3f} a "
+    "{loss:.4f} (debería quedar bajo {max_loss}) y {correct}/{n} se clasifican bien. Un MLP de {n_params} "
+    "parámetros memoriza {n} puntos sin esfuerzo, así que los pasos de tu bucle no aprenden: mira qué pasa entre la pasada "
     "hacia delante y la actualización",
 )
 
 OVERFIT_STALLED = Message(
-    en="after {steps} SGD steps at lr={lr} on just 8 examples all 8 are classified right, yet the loss your "
+    en="after {steps} SGD steps at lr={lr} on just {n} examples all {n} are classified right, yet the loss your "
     "loop computes only went from {first:.3f} to {loss:.4f} (should be under {max_loss}): when every "
     "prediction is right and confident, cross-entropy approaches 0, so the loss is not measuring the model's "
     "raw scores the way CrossEntropyLoss expects them",
-    es="tras {steps} pasos de SGD con lr={lr} sobre solo 8 ejemplos los 8 se clasifican bien, pero la pérdida "
+    es="tras {steps} pasos de SGD con lr={lr} sobre solo {n} ejemplos los {n} se clasifican bien, pero la pérdida "
     "que calcula tu bucle solo pasó de {first:.3f} a {loss:.4f} (debería quedar bajo {max_loss}): cuando todas "
     "las predicciones son correctas y seguras, la entropía cruzada se acerca a 0, así que la pérdida no mide "
     "las puntuaciones en bruto del modelo como las espera CrossEntropyLoss",
@@ -188,25 +188,29 @@ OVERFIT_STALLED = Message(
 def overfit(loop, lab) -> dict:
     from checker.instruments import Rig
 
-    X, y = lab.data.X_train[:OVERFIT_N], lab.data.y_train[:OVERFIT_N]
-    rig = Rig(lab, X=X, y=y, batch_size=OVERFIT_N, lr=OVERFIT_LR)
+    t = lab.track.thresholds
+    X, y = lab.data.X_train[:t.overfit_examples], lab.data.y_train[:t.overfit_examples]
+    rig = Rig(lab, X=X, y=y, batch_size=t.overfit_examples, lr=t.overfit_lr)
     # the file's own optimizer: the lesson diagnoses a broken make_optimizer with this very test
-    rig.optimizer = loop.make_optimizer(rig.model, name="sgd", lr=OVERFIT_LR)
-    for _ in range(OVERFIT_STEPS):
+    rig.optimizer = loop.make_optimizer(rig.model, name="sgd", lr=t.overfit_lr)
+    for _ in range(t.overfit_steps):
         loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
     # the loss the loop itself computes (through the spy), first and last batch
     losses = [e["value"] for e in rig.tape.of("loss") if e["grad_enabled"]]
     _, acc = rig.figures(X, y)
     return {"first_loss": losses[0] if losses else None, "loss": losses[-1] if losses else None,
-            "correct": round(acc * OVERFIT_N), "loss_calls": len(losses)}
+            "correct": round(acc * t.overfit_examples), "loss_calls": len(losses)}
 
 
 @overfit.judge
 def _(m: dict):
     if not m.get("loss_calls", 1):
         return failed(LOSS_FN_UNUSED, where="train_epoch", calls=0)
-    params = dict(steps=OVERFIT_STEPS, lr=OVERFIT_LR, first=num(m["first_loss"]), loss=num(m["loss"]),
-                  correct=m["correct"], max_loss=OVERFIT_MAX_LOSS)
-    if m["loss"] is not None and m["loss"] < OVERFIT_MAX_LOSS and m["correct"] == OVERFIT_N:
+    track = judged_track()
+    t = track.thresholds
+    params = dict(steps=t.overfit_steps, lr=t.overfit_lr, first=num(m["first_loss"]), loss=num(m["loss"]),
+                  correct=m["correct"], max_loss=t.overfit_loss, n=t.overfit_examples,
+                  n_params=track.model.n_params)
+    if m["loss"] is not None and m["loss"] < t.overfit_loss and m["correct"] == t.overfit_examples:
         return passed(OVERFIT_OK, **params)
-    return failed(OVERFIT_STALLED if m["correct"] == OVERFIT_N else OVERFIT_FAIL, **params)
+    return failed(OVERFIT_STALLED if m["correct"] == t.overfit_examples else OVERFIT_FAIL, **params)

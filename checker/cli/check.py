@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from checker.checking import FORMATS, emit_report, grade_path, ungradable_report
-from checker.cli.common import current_lang, current_workdir, session_options, stored_lang_option
+from checker.cli.common import current_lang, current_workdir, session_options, stored_lang_option, track_option
 
 
 @click.command("check")
@@ -18,8 +18,9 @@ from checker.cli.common import current_lang, current_workdir, session_options, s
 @click.option("--timeout", type=click.FloatRange(min=0.1), envvar="KATA_CHECK_TIMEOUT", default=None,
               metavar="SECONDS", help="Most seconds any one check may run (default: each check's own limit; "
               "env KATA_CHECK_TIMEOUT).")
+@track_option
 @session_options
-def check_cmd(path, as_json, fmt, only, device, verbose, timeout):
+def check_cmd(path, as_json, fmt, only, device, verbose, timeout, track):
     """Grade the loop in PATH with every behavioural check (without PATH: the current kata).
 
     Exit status: 0 every check passes, 1 some check fails, 2 the file cannot be graded.
@@ -29,28 +30,38 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout):
         from checker.learning import check_current
 
         raise SystemExit(check_current(current_workdir(None), lang=lang, fmt="json" if as_json else fmt, device=device,
-                                       only=only, verbose=verbose, timeout=timeout))
+                                       only=only, verbose=verbose, timeout=timeout, track=track))
     fmt = "json" if as_json else fmt
     # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
+    from checker.usage import track_named
+
+    if track is None:  # a kata's file in the working folder is graded against that kata's track
+        from checker.learning import track_of_file
+
+        track = track_of_file(path, current_workdir(None))
+    chosen = track_named(track, path)
     report = ungradable_report(path) if fmt in ("gradescope", "junit") else None
     if report is None:
-        report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout)
+        report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout, track=chosen)
     emit_report(report, fmt, lang, verbose)
     raise SystemExit(report.exit_code)
 
 
 @click.command("checks")
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+@track_option
 @stored_lang_option
-def checks_cmd(as_json):
-    """List every behavioural check: its id, family and what it verifies."""
+def checks_cmd(as_json, track):
+    """List every behavioural check of a track (default: moons): its id, family and what it verifies."""
     import json
 
     from checker.checks import REGISTRY, ordered_ids
+    from checker.usage import track_named
 
     lang = current_lang(None)
+    chosen = track_named(track)
     rows = [{"id": cid, "family": REGISTRY[cid].family, "title": REGISTRY[cid].title.render(lang),
-             "devices": list(REGISTRY[cid].devices)} for cid in ordered_ids(None, device="cpu")]
+             "devices": list(REGISTRY[cid].devices)} for cid in ordered_ids(None, device="cpu", track=chosen)]
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return

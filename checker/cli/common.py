@@ -58,6 +58,13 @@ def session_options(fn):
         stored_lang_option(fn))
 
 
+def track_option(fn):
+    """``--track NAME``: which track's setting, reference and catalogue a command uses (see `kata tracks`)."""
+    return click.option("--track", "track", default=None, metavar="NAME",
+                        help="The track (setting, reference, katas) to use: see `kata tracks` (default: the one "
+                        "the file's folder belongs to, else moons).")(fn)
+
+
 def lang_option(fn):
     return click.option(
         "--lang", type=click.Choice(LANGS), default=None,

@@ -7,13 +7,27 @@ import click
 from checker.cli.common import (
     Options,
     current_lang,
+    current_workdir,
     pass_options,
     prepared_lab,
     stored_lang_option,
+    track_option,
 )
 from checker.runs import RunSettings, TraceSettings, figures_or_usage_error, run_sources
 
-LESSON_HELP = "Run the lesson's own loop (the reference, solutions/loop.py) instead of a file of yours."
+LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutions/loop.py) instead of a file of "
+               "yours.")
+
+
+def run_track(track: str | None, path: str | None):
+    """``--track``, else the track of the kata whose file PATH is, else of the folder holding PATH, else moons."""
+    from checker.usage import track_named
+
+    if track is None and path is not None:
+        from checker.learning import track_of_file
+
+        track = track_of_file(path, current_workdir(None))
+    return track_named(track, path)
 
 
 @click.command("run")
@@ -23,7 +37,8 @@ LESSON_HELP = "Run the lesson's own loop (the reference, solutions/loop.py) inst
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=0.1, show_default=True,
               help="Learning rate.")
 @click.option("--epochs", type=click.IntRange(1, 10_000), default=10, show_default=True)
-@click.option("--batch-size", type=click.IntRange(1, 150), default=32, show_default=True)
+@click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True,
+              help="At most the track's training set (150 on moons).")
 @click.option("--scheduler", type=click.Choice(["none", "step", "cosine"]), default="none", show_default=True,
               help="step: StepLR(step_size=10, gamma=0.5); cosine: CosineAnnealingLR(T_max=epochs).")
 @click.option("--clip", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -40,8 +55,9 @@ LESSON_HELP = "Run the lesson's own loop (the reference, solutions/loop.py) inst
 @click.option("--plot", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Also save the loss curves to this PNG file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-epoch history as JSON.")
+@track_option
 def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, seed, seed_loader, seed_model,
-            device, compare, plot, as_json):
+            device, compare, plot, as_json, track):
     """Train with the loop in PATH and show every epoch.
 
     Everything comes from PATH's own functions: the data and its split (make_data), the loader,
@@ -54,8 +70,12 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     settings = RunSettings.from_options(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
                                         scheduler=scheduler, clip=clip, seed=seed, seed_loader=seed_loader,
                                         seed_model=seed_model, device=device)
-    sources = run_sources(path, lesson, compare)
-    lab = prepared_lab(device)
+    chosen = run_track(track, path)
+    if batch_size > chosen.data.n_train:
+        raise click.BadParameter(f"{batch_size} is more than the {chosen.data.n_train} training examples of track "
+                                 f"{chosen.id!r}", param_hint="'--batch-size'")
+    sources = run_sources(path, lesson, compare, track=chosen)
+    lab = prepared_lab(device, chosen)
     results = figures_or_usage_error(lambda: run_files(sources, settings, lab))
     if plot:
         from checker.plots import save_loss_plot

@@ -101,21 +101,22 @@ class Mutant:
         return tuple(dict.fromkeys(s.function for s in self.steps))
 
 
-def resolve_dir(override: str | os.PathLike | None = None) -> Path:
-    """The mutants folder: the argument, else ``$KATA_MUTANTS_DIR``, else the shipped one."""
+def resolve_dir(override: str | os.PathLike | None = None, track=None) -> Path:
+    """The mutants folder: the argument, else ``$KATA_MUTANTS_DIR``, else the track's (default: moons)."""
     if override is not None:
         return Path(override)
     if os.environ.get(ENV_DIR):
         return Path(os.environ[ENV_DIR])
-    from checker.paths import MUTANTS_DIR
+    from checker.tracks import get_track
 
-    return MUTANTS_DIR
+    return (track or get_track()).mutants_dir
 
 
-def reference_source() -> str:
-    from checker.paths import REFERENCE
+def reference_source(track=None) -> str:
+    """The reference loop of ``track`` (a ``checker.tracks.Track``; default: moons), as text."""
+    from checker.tracks import get_track
 
-    return REFERENCE.read_text(encoding="utf-8")
+    return (track or get_track()).reference.read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- reading files
@@ -271,12 +272,12 @@ def apply(mutant: Mutant, reference_source: str) -> str:
     return code
 
 
-def mutant_source(mutant_id: str, *, mutants_dir: str | os.PathLike | None = None) -> str:
-    """The shipped reference with mutant ``mutant_id`` applied (comments and layout kept)."""
-    mutants = load_mutants(mutants_dir=mutants_dir)
+def mutant_source(mutant_id: str, *, mutants_dir: str | os.PathLike | None = None, track=None) -> str:
+    """The track's reference with mutant ``mutant_id`` applied (comments and layout kept)."""
+    mutants = load_mutants(mutants_dir=resolve_dir(mutants_dir, track))
     if mutant_id not in mutants:
         raise KeyError(f"no mutant {mutant_id!r} (known: {', '.join(mutants)})")
-    return apply(mutants[mutant_id], reference_source())
+    return apply(mutants[mutant_id], reference_source(track))
 
 
 __all__ = [

@@ -271,7 +271,7 @@ def run_verify(
     # differential checks' arguments, so "the reference passes under N seeds" covers N draws too.
     from checker.draws import Draw
 
-    subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=None if s == 0 else Draw.fresh())
+    subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=None if s == 0 else Draw.fresh(lab.track))
             for s in range(seeds)]
     pending = [r for r in results if r.status == "Pending"]
     subs += [Submission(r.source, f"mutants/{r.mutant.id}.py") for r in pending]
