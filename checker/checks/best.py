@@ -1,1 +1,345 @@
-"""Three-class track: reporting the best validation epoch and keeping the best weights."""
+"""Three-class track: reporting the best validation epoch and keeping the best weights.
+
+The checks of protocol group "best" (``checker.protocol.BEST``): ``best_epoch(history)`` and
+``fit_best(...)``. They call only those two functions; the model, the data, the loader, the loss and the
+optimizer are the checker's own (the track's MLP and split), so what they see is the two functions alone.
+
+- ``best.best_epoch`` (differential): histories drawn fresh in the parent (from the draw's seed) with
+  their lowest validation loss never at the last epoch, once at the first, twice tied with a later
+  epoch, and the highest accuracy and the lowest training loss elsewhere; the file's answers are
+  compared with the reference's.
+- ``best.restores``: ``fit_best`` at a large SGD lr, where the validation loss turns up before the end;
+  the model handed back must have the validation loss of the history's best epoch.
+- ``best.history``: the exercise's run (Adam, the track's epochs): one row per epoch with its keys, the
+  best epoch it names, and a model that generalises.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from checker.checks.base import check, failed, judged_track, passed
+from checker.checks.common import close
+from checker.i18n import Message
+
+N_HISTORIES = 5
+"""Histories drawn per run of ``best.best_epoch``."""
+TIED = (1, 3)
+"""Which of them hold a tie: a later epoch with the same lowest validation loss."""
+LOSS_TOL = 1e-5
+"""The model's validation loss against the one its history recorded: the same computation, re-associated."""
+KEYS = ("epoch", "lr", "train_loss", "val_loss", "val_acc")
+RESTORE_EPOCHS, RESTORE_LR = 12, 1.0
+"""SGD at lr 1.0 for 12 epochs from model seed 0: on the reference the validation loss is lowest at
+epoch 10 (0.2238), then turns up (0.5758, 0.4726), so the last weights are not the best."""
+
+
+def _answer(value: Any) -> int | str:
+    """A returned epoch as a JSON figure: integers (Python or NumPy) as int, anything else described."""
+    import numbers
+
+    from checker.instruments import type_name
+
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return f"a {type_name(value)} ({repr(value)[:40]})"
+
+
+def _lowest(losses: list) -> int | None:
+    """The epoch (from 1) of the first lowest of ``losses``; None if one is not a number."""
+    if not losses or not all(isinstance(v, int | float) and v == v for v in losses):
+        return None
+    return losses.index(min(losses)) + 1
+
+
+# ---------------------------------------------------------------------------- best.best_epoch
+
+
+def draw_histories(seed: int) -> list[list[dict]]:
+    """``N_HISTORIES`` histories shaped like ``fit``'s, drawn from ``seed`` (the parent redraws them to judge).
+
+    In each one the lowest ``val_loss`` is never at the last epoch (and at the first in history 0); the
+    histories in ``TIED`` repeat that lowest value at a later epoch; the training loss falls every epoch
+    (its lowest is the last) and the highest ``val_acc`` sits at another epoch than the lowest loss. So
+    the last epoch, the lowest training loss, the highest accuracy, the highest loss, a count from 0 and
+    the last of a tie all give other answers than the right one.
+    """
+    rng = random.Random(seed)
+    histories = []
+    for k in range(N_HISTORIES):
+        n = rng.randint(6, 40)
+        best = 0 if k == 0 else rng.randrange(1, n - 1)
+        low = round(rng.uniform(0.05, 0.6), 4)
+        val = [round(low + rng.uniform(0.001, 1.5), 4) for _ in range(n)]
+        val[best] = low
+        if k in TIED:
+            val[rng.randrange(best + 1, n)] = low
+        step = rng.uniform(0.01, 0.02)
+        train = [round(1.0 - i * step, 4) for i in range(n)]
+        acc = [round(rng.uniform(0.4, 0.9), 4) for _ in range(n)]
+        acc[rng.choice([i for i in range(n) if val[i] != low])] = round(rng.uniform(0.95, 1.0), 4)
+        histories.append([
+            {"epoch": i + 1, "lr": 0.1, "train_loss": train[i], "val_loss": val[i], "val_acc": acc[i]}
+            for i in range(n)
+        ])
+    return histories
+
+
+BEST_TITLE = Message(en="best_epoch names the epoch of the lowest validation loss",
+                     es="best_epoch nombra la época de menor pérdida de validación")
+BEST_OK = Message(
+    en="on {count} histories drawn with seed {seed} (6 to 40 epochs, two with a tie) best_epoch names the "
+    "reference's epoch every time: the first with the lowest val_loss, counted from 1",
+    es="en {count} historiales sacados con la semilla {seed} (de 6 a 40 épocas, dos con empate) best_epoch "
+    "nombra siempre la época de la referencia: la primera con la menor val_loss, contando desde 1",
+)
+BEST_WRONG = Message(
+    en="best_epoch(history) returned {got} for a {n}-epoch history (drawn with seed {seed}, history {k}) whose "
+    "lowest val_loss, {low:.4f}, is at epoch {want}{tie}; {where}",
+    es="best_epoch(history) devolvió {got} para un historial de {n} épocas (sacado con la semilla {seed}, "
+    "historial {k}) cuya menor val_loss, {low:.4f}, está en la época {want}{tie}; {where}",
+)
+BEST_TIE = Message(en=" and again at epoch {later} (the first one counts)",
+                   es=" y otra vez en la época {later} (cuenta la primera)")
+BEST_AT = Message(
+    en="epoch {got} has val_loss {loss:.4f}, train_loss {train:.4f} and val_acc {acc:.4f}",
+    es="la época {got} tiene val_loss {loss:.4f}, train_loss {train:.4f} y val_acc {acc:.4f}",
+)
+BEST_NONE = Message(en="the history has no epoch {got}: epochs count from 1 to {n}",
+                    es="el historial no tiene época {got}: las épocas van de 1 a {n}")
+BEST_FORM = Message(
+    en="best_epoch(history) returned {got} for a {n}-epoch history; the protocol asks for the epoch number as "
+    "an int ({want} here)",
+    es="best_epoch(history) devolvió {got} para un historial de {n} épocas; el protocolo pide el número de la "
+    "época como int ({want} aquí)",
+)
+
+
+@check("best.best_epoch", family="best", calls=("best_epoch",), protocol="best", title=BEST_TITLE, cost=0.1,
+       timeout=20.0, reference=True)
+def best_epoch(loop, lab) -> dict:
+    seed = lab.draw.evaluate_seed
+    answers = [_answer(loop.best_epoch(history)) for history in draw_histories(seed)]
+    return {"seed": seed, "answers": answers}
+
+
+@best_epoch.judge
+def _(mine: dict, ref: dict):
+    seed = ref["seed"]
+    histories = draw_histories(seed)  # redrawn here, in the parent: the figures quoted are the parent's own
+    for k, (history, got, want) in enumerate(zip(histories, mine["answers"], ref["answers"], strict=True)):
+        if got == want:
+            continue
+        n = len(history)
+        if not isinstance(got, int):
+            return failed(BEST_FORM, got=got, n=n, want=want)
+        val = [row["val_loss"] for row in history]
+        low = val[want - 1]
+        later = [i + 1 for i, v in enumerate(val) if v == low and i + 1 > want]
+        tie = Message(en=BEST_TIE.en.format(later=later[0]), es=BEST_TIE.es.format(later=later[0])) if later \
+            else Message(en="", es="")
+        if 1 <= got <= n:
+            row = history[got - 1]
+            where = Message(en=BEST_AT.en.format(got=got, loss=row["val_loss"], train=row["train_loss"],
+                                                 acc=row["val_acc"]),
+                            es=BEST_AT.es.format(got=got, loss=row["val_loss"], train=row["train_loss"],
+                                                 acc=row["val_acc"]))
+        else:
+            where = Message(en=BEST_NONE.en.format(got=got, n=n), es=BEST_NONE.es.format(got=got, n=n))
+        return failed(BEST_WRONG, got=got, n=n, seed=seed, k=k + 1, low=low, want=want, tie=tie, where=where)
+    return passed(BEST_OK, count=len(histories), seed=seed)
+
+
+# ---------------------------------------------------------------------------- best.restores
+
+
+def _run_fit_best(loop, lab, *, optimizer: str, lr: float, epochs: int) -> dict:
+    """``fit_best`` on the checker's model (seed 0), loader (the lesson's order) and optimizer; the figures
+    of what it returned and of the model it handed back (measured by the checker, in eval mode)."""
+    from checker.instruments import Rig, finite, plain_number, type_name
+
+    rig = Rig(lab, optimizer=optimizer, lr=lr, batch_size=lab.track.thresholds.batch_size)
+    out = loop.fit_best(rig.model, rig.optimizer, rig.loader, rig.loss_fn, epochs, val=rig.val, device=rig.device)
+    loss, acc = rig.figures(*rig.val)
+    figures: dict[str, Any] = {"epochs": epochs, "lr": lr, "loss": finite(loss), "acc": acc,
+                               "n_val": len(rig.val[1]), "trained": rig.tape.epoch}
+    if not isinstance(out, tuple | list) or len(out) != 2 or not isinstance(out[0], list):
+        return {**figures, "returned": f"a {type_name(out)} ({repr(out)[:60]})", "rows": None}
+    history, best = out
+    rows = []
+    for row in history:
+        if not isinstance(row, dict):
+            rows.append({"form": type_name(row)})
+            continue
+        rows.append({str(key): plain_number(row[key]) if key in row else None for key in KEYS}
+                    | {"missing": [key for key in KEYS if key not in row],
+                       "not_plain": [key for key in KEYS if key in row and not isinstance(row[key], int | float)]})
+    return {**figures, "returned": None, "rows": rows, "best": _answer(best)}
+
+
+RESTORE_TITLE = Message(en="fit_best hands the model back with the best epoch's weights",
+                        es="fit_best devuelve el modelo con los pesos de la mejor época")
+RESTORE_OK = Message(
+    en="after fit_best(..., epochs={epochs}) with SGD at lr={lr}, the model handed back has a validation loss of "
+    "{loss:.4f}: epoch {want}'s, the lowest of the history, which it named as best (the last epoch's was "
+    "{last:.4f})",
+    es="tras fit_best(..., epochs={epochs}) con SGD a lr={lr}, el modelo devuelto tiene una pérdida de validación "
+    "de {loss:.4f}: la de la época {want}, la menor del historial, que nombró como la mejor (la de la última "
+    "época era {last:.4f})",
+)
+RESTORE_WRONG = Message(
+    en="after fit_best(..., epochs={epochs}) with SGD at lr={lr}, the history's lowest val_loss is {low:.4f} at "
+    "epoch {want}, but the model handed back has a validation loss of {loss:.4f}{which}: the weights handed back "
+    "are not the best epoch's",
+    es="tras fit_best(..., epochs={epochs}) con SGD a lr={lr}, la menor val_loss del historial es {low:.4f}, en "
+    "la época {want}, pero el modelo devuelto tiene una pérdida de validación de {loss:.4f}{which}: los pesos "
+    "devueltos no son los de la mejor época",
+)
+RESTORE_WHICH = Message(en=", epoch {epoch}'s{last}", es=", la de la época {epoch}{last}")
+RESTORE_LAST = Message(en=" (the last)", es=" (la última)")
+RESTORE_NAMED = Message(
+    en="after fit_best(..., epochs={epochs}) with SGD at lr={lr}, the history's lowest val_loss is {low:.4f} at "
+    "epoch {want}, but fit_best returned best={got}",
+    es="tras fit_best(..., epochs={epochs}) con SGD a lr={lr}, la menor val_loss del historial es {low:.4f}, en "
+    "la época {want}, pero fit_best devolvió best={got}",
+)
+FIT_BEST_FORM = Message(
+    en="fit_best(..., epochs={epochs}) returned {got}; the protocol asks for a pair (history, best): a list of "
+    "one dict per epoch and the best epoch's number",
+    es="fit_best(..., epochs={epochs}) devolvió {got}; el protocolo pide un par (history, best): una lista con "
+    "un dict por época y el número de la mejor época",
+)
+FIT_BEST_ROWS = Message(
+    en="fit_best(..., epochs={epochs}) returned a history of {rows} rows (it trained {trained} epochs); the "
+    "protocol asks for one row per epoch, {epochs} here",
+    es="fit_best(..., epochs={epochs}) devolvió un historial de {rows} filas (entrenó {trained} épocas); el "
+    "protocolo pide una fila por época, {epochs} aquí",
+)
+FIT_BEST_KEYS = Message(
+    en="fit_best(..., epochs={epochs}): row {row} of the history {problem}; every row needs epoch, lr, "
+    "train_loss, val_loss and val_acc as plain Python numbers",
+    es="fit_best(..., epochs={epochs}): la fila {row} del historial {problem}; cada fila necesita epoch, lr, "
+    "train_loss, val_loss y val_acc como números de Python",
+)
+
+
+def _shape_problem(m: dict, epochs: int) -> Any:
+    """The first problem with what fit_best returned (form, rows, keys), as a Verdict; None when well formed."""
+    if m["rows"] is None:
+        return failed(FIT_BEST_FORM, epochs=epochs, got=m["returned"])
+    if len(m["rows"]) != epochs:
+        return failed(FIT_BEST_ROWS, epochs=epochs, rows=len(m["rows"]), trained=m["trained"])
+    for i, row in enumerate(m["rows"], start=1):
+        if "form" in row:
+            problem = Message(en=f"is a {row['form']}, not a dict", es=f"es un {row['form']}, no un dict")
+        elif row["missing"]:
+            keys = ", ".join(row["missing"])
+            problem = Message(en=f"has no {keys}", es=f"no tiene {keys}")
+        elif row["not_plain"]:
+            keys = ", ".join(row["not_plain"])
+            problem = Message(en=f"holds {keys} as something else than a plain number",
+                              es=f"guarda {keys} como algo que no es un número de Python")
+        else:
+            continue
+        return failed(FIT_BEST_KEYS, epochs=epochs, row=i, problem=problem)
+    return None
+
+
+@check("best.restores", family="best", calls=("fit_best",), protocol="best", title=RESTORE_TITLE, cost=1.0,
+       timeout=30.0)
+def restores(loop, lab) -> dict:
+    return _run_fit_best(loop, lab, optimizer="sgd", lr=RESTORE_LR, epochs=RESTORE_EPOCHS)
+
+
+@restores.judge
+def _(m: dict):
+    epochs, lr = RESTORE_EPOCHS, RESTORE_LR
+    problem = _shape_problem(m, epochs)
+    if problem is not None:
+        return problem
+    val = [row["val_loss"] for row in m["rows"]]
+    want = _lowest(val)
+    if want is None:
+        return failed(FIT_BEST_KEYS, epochs=epochs, row=1,
+                      problem=Message(en="holds a val_loss that is not a number",
+                                      es="guarda una val_loss que no es un número"))
+    low, args = val[want - 1], dict(epochs=epochs, lr=lr, want=want)
+    if not close(m["loss"], low, rel=LOSS_TOL):
+        # whose weights came back: the epoch whose recorded val_loss the model has now, if any
+        same = [i + 1 for i, v in enumerate(val) if close(m["loss"], v, rel=LOSS_TOL)]
+        which = Message(en="", es="")
+        if same:
+            last = RESTORE_LAST if same[-1] == epochs else Message(en="", es="")
+            which = Message(en=RESTORE_WHICH.en.format(epoch=same[-1], last=last.en),
+                            es=RESTORE_WHICH.es.format(epoch=same[-1], last=last.es))
+        loss = m["loss"] if m["loss"] is not None else float("nan")
+        return failed(RESTORE_WRONG, low=low, loss=loss, which=which, **args)
+    if m["best"] != want:
+        return failed(RESTORE_NAMED, low=low, got=m["best"], **args)
+    return passed(RESTORE_OK, loss=m["loss"], last=val[-1], **args)
+
+
+# ---------------------------------------------------------------------------- best.history
+
+HISTORY_TITLE = Message(en="fit_best: the exercise's run, one row per epoch, the best epoch named",
+                        es="fit_best: la ejecución del ejercicio, una fila por época, la mejor época nombrada")
+HISTORY_OK = Message(
+    en="fit_best(..., epochs={epochs}) with Adam at lr={lr} returned {epochs} rows with epoch, lr, train_loss, "
+    "val_loss and val_acc, and named epoch {best} as best (val_loss {low:.4f}); the model handed back "
+    "classifies {acc:.1%} of the {n} validation points right",
+    es="fit_best(..., epochs={epochs}) con Adam a lr={lr} devolvió {epochs} filas con epoch, lr, train_loss, "
+    "val_loss y val_acc, y nombró la época {best} como la mejor (val_loss {low:.4f}); el modelo devuelto "
+    "clasifica bien el {acc:.1%} de los {n} puntos de validación",
+)
+HISTORY_NUMBERING = Message(
+    en="fit_best(..., epochs={epochs}): the history's epochs read {got}; they count from 1 to {epochs}",
+    es="fit_best(..., epochs={epochs}): las épocas del historial son {got}; van de 1 a {epochs}",
+)
+HISTORY_NAMED = Message(
+    en="fit_best(..., epochs={epochs}) with Adam at lr={lr} returned best={got}, but the history's lowest "
+    "val_loss, {low:.4f}, is at epoch {want}",
+    es="fit_best(..., epochs={epochs}) con Adam a lr={lr} devolvió best={got}, pero la menor val_loss del "
+    "historial, {low:.4f}, está en la época {want}",
+)
+HISTORY_ACC = Message(
+    en="after fit_best(..., epochs={epochs}) with Adam at lr={lr} the model handed back classifies only "
+    "{acc:.1%} of the {n} validation points right (best epoch {best}, val_loss {low:.4f}); the exercise's loop "
+    "reaches about {reached:.1%}, and at least {min_acc:.0%} is expected",
+    es="tras fit_best(..., epochs={epochs}) con Adam a lr={lr} el modelo devuelto clasifica bien solo el "
+    "{acc:.1%} de los {n} puntos de validación (mejor época {best}, val_loss {low:.4f}); el bucle del ejercicio "
+    "llega a un {reached:.1%}, y se espera al menos un {min_acc:.0%}",
+)
+
+
+@check("best.history", family="best", calls=("fit_best",), protocol="best", title=HISTORY_TITLE, cost=4.0,
+       timeout=40.0)
+def history(loop, lab) -> dict:
+    t = lab.track.thresholds
+    return _run_fit_best(loop, lab, optimizer="adam", lr=t.converge_lr, epochs=t.epochs)
+
+
+@history.judge
+def _(m: dict):
+    t = judged_track().thresholds
+    epochs, lr = t.epochs, t.converge_lr
+    problem = _shape_problem(m, epochs)
+    if problem is not None:
+        return problem
+    numbers = [row["epoch"] for row in m["rows"]]
+    if numbers != list(range(1, epochs + 1)):
+        shown = ", ".join(f"{v:g}" if v is not None else "?" for v in numbers[:3]) + f", …, {numbers[-1]:g}"
+        return failed(HISTORY_NUMBERING, epochs=epochs, got=shown)
+    val = [row["val_loss"] for row in m["rows"]]
+    want = _lowest(val)
+    if want is None:
+        return failed(FIT_BEST_KEYS, epochs=epochs, row=1,
+                      problem=Message(en="holds a val_loss that is not a number",
+                                      es="guarda una val_loss que no es un número"))
+    args = dict(epochs=epochs, lr=lr, low=val[want - 1])
+    if m["best"] != want:
+        return failed(HISTORY_NAMED, got=m["best"], want=want, **args)
+    figures = dict(best=want, acc=m["acc"], n=m["n_val"], **args)
+    if m["acc"] < t.converge_acc:
+        return failed(HISTORY_ACC, reached=t.converge_reached, min_acc=t.converge_acc, **figures)
+    return passed(HISTORY_OK, **figures)
