@@ -65,6 +65,43 @@ def functions_of(groups) -> dict[str, ProtocolFunction]:
         out.update({f.name: f for f in PROTOCOLS[group]})
     return out
 
+
+# --------------------------------------------------------------------------- protocol group "pipeline"
+# The data-pipeline track (tracks/data-pipeline.toml): the v1 loop, fed by a Dataset and a loader with
+# worker processes. Its loop files define v1's seed_everything, make_data, make_model, make_optimizer,
+# train_epoch, evaluate and fit (the same calls, so the v1 checks of those run on the track too), and
+# two data functions of their own:
+#
+# - ``make_dataset(X, y, *, augment=True)``: a ``torch.utils.data.Dataset`` over the rows of ``X`` and
+#   labels ``y``. ``len(dataset) == len(X)``; ``dataset[i]`` is ``(features, label)`` of row ``i``. With
+#   ``augment=True`` the features get a small random jitter drawn at every ``__getitem__`` call from
+#   NumPy's global generator (``np.random``), which is the generator of whichever process runs it: the
+#   main process with ``num_workers=0``, each DataLoader worker otherwise. With ``augment=False`` the row
+#   comes back exactly as stored.
+# - ``make_loader(dataset, batch_size=32, seed=0, *, num_workers=2)``: a shuffled ``DataLoader`` over
+#   ``dataset`` (any Dataset: the checks pass their own instrumented ones). The order and the workers'
+#   random streams depend on ``seed`` alone (a private ``torch.Generator``: PyTorch 2.x seeds each
+#   worker's torch, ``random`` and NumPy from one draw of it plus the worker id, so workers differ from
+#   each other and runs with one seed repeat); a new order every epoch; ``drop_last=True``, so no batch
+#   is short (a last batch of one makes BatchNorm fail in training mode); ``persistent_workers`` when
+#   there are workers (they are forked once, not every epoch); ``pin_memory`` only where CUDA exists.
+#   A ``worker_init_fn`` is optional; one that reseeds NumPy must keep the workers' streams apart and
+#   tied to ``seed``.
+#
+# The track's model has BatchNorm1d and Dropout, so train and eval mode matter in both directions:
+# validation in training mode updates BatchNorm's running statistics, training left in eval mode stops.
+
+PIPELINE_DATASET = ProtocolFunction("make_dataset", "make_dataset(X, y, *, augment=True)", ("X", "y"), ("augment",))
+PIPELINE_LOADER = ProtocolFunction(
+    "make_loader", "make_loader(dataset, batch_size=32, seed=0, *, num_workers=2)", ("dataset",),
+    ("batch_size", "seed", "num_workers"),
+)
+PIPELINE: tuple[ProtocolFunction, ...] = (
+    BY_NAME["seed_everything"], BY_NAME["make_data"], PIPELINE_DATASET, PIPELINE_LOADER, BY_NAME["make_model"],
+    BY_NAME["make_optimizer"], BY_NAME["train_epoch"], BY_NAME["evaluate"], BY_NAME["fit"],
+)
+PROTOCOLS["pipeline"] = PIPELINE
+
 # --------------------------------------------------------------------------- group "best"
 # The three-class track (tracks/three-classes.toml): v1's loop functions plus two that report the epoch
 # that generalised best and hand the model back as it was then.

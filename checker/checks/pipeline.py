@@ -1,1 +1,672 @@
-"""Data-pipeline track: Dataset, workers, BatchNorm and seeding, observed on the CPU."""
+"""Data-pipeline track: Dataset, workers, BatchNorm and seeding, observed on the CPU.
+
+The loop files of the track define ``make_dataset(X, y, *, augment=True)`` and
+``make_loader(dataset, batch_size=32, seed=0, *, num_workers=2)`` (``checker.protocol``, group
+"pipeline"). The checks feed them datasets of their own where that isolates the loader: labels
+replaced by the examples' indices (every batch says which rows it holds), or a probe dataset whose
+items report the NumPy draw and the process that produced them (which worker served each batch).
+
+- ``pipeline.dataset``: one item per row, each row with its label, jitter only when asked, drawn anew
+  at every read;
+- ``pipeline.batches``: every batch full (no last batch of one, on which BatchNorm cannot train), no
+  example twice in an epoch, and a loader that builds and runs without a warning;
+- ``pipeline.order``: the order depends on the loader's seed alone and changes every epoch;
+- ``pipeline.workers``: the workers draw different random streams, tied to the loader's seed, and are
+  forked once, not every epoch;
+- ``pipeline.seeds``: ``seed_everything`` makes the augmentations of a run without workers repeat;
+- ``pipeline.batchnorm``: BatchNorm's running statistics move with every training batch and with
+  nothing else (not with a validation).
+
+Facts these rest on, measured with PyTorch 2.13 on the CPU: each DataLoader worker seeds its own torch,
+``random`` and NumPy generators from one draw of the loader's generator plus the worker id, so workers
+draw different streams with no ``worker_init_fn``, and a ``worker_init_fn`` that reseeds NumPy can only
+make things worse; with ``num_workers=0`` the dataset draws from the main process's NumPy generator.
+"""
+
+from __future__ import annotations
+
+from checker.checks.base import check, failed, passed
+from checker.i18n import Message
+
+SHOWN = 4
+"""Values of a random stream quoted in messages."""
+
+
+def _fmt(values, n: int = SHOWN) -> str:
+    return ", ".join(f"{v:.4f}" for v in values[:n])
+
+
+def _index_data(lab):
+    """The track's training features, and their indices 0..n-1 as labels."""
+    import torch
+
+    X = lab.data.X_train
+    return X, torch.arange(len(X))
+
+
+def _epochs(loader, epochs: int) -> list[list[list[int]]]:
+    """Per epoch, the label batches (as int lists) a loader over ``(X, index)`` yields."""
+    out = []
+    for _ in range(epochs):
+        out.append([[int(i) for i in batch[1].reshape(-1)] for batch in loader])
+    return out
+
+
+def _scrambled(seed: int) -> None:
+    from checker.instruments import scramble_global_rng
+
+    scramble_global_rng(seed)
+
+
+# ---------------------------------------------------------------------------- pipeline.dataset
+
+DATASET_TITLE = Message(en="a Dataset with one item per row", es="un Dataset con un elemento por fila")
+DATASET_OK = Message(
+    en="make_dataset gives len {n} for {n} rows, each row with its own label; augment=False returns rows as "
+    "stored and augment=True adds a jitter (std {std:.3f}) drawn anew at every read",
+    es="make_dataset da len {n} para {n} filas, cada fila con su etiqueta; augment=False devuelve las filas tal "
+    "cual y augment=True les suma un ruido (desviación {std:.3f}) que se sortea de nuevo en cada lectura",
+)
+DATASET_LEN = Message(
+    en="make_dataset over {n} rows has len {got}: the sampler draws indices 0 to {last}, so {what}",
+    es="make_dataset sobre {n} filas tiene len {got}: el sampler sortea índices de 0 a {last}, así que {what}",
+)
+DATASET_LEN_SHORT = Message(
+    en="{missing} row(s) (from index {got}) are never read, in any epoch",
+    es="{missing} fila(s) (desde el índice {got}) no se leen nunca, en ninguna época",
+)
+DATASET_LEN_LONG = Message(
+    en="it also draws index {first}, one past the last row (reading it: {error})",
+    es="también sortea el índice {first}, uno más allá de la última fila (al leerlo: {error})",
+)
+DATASET_ROWS = Message(
+    en="with augment=False, item {i} came back as features {got} with label {label}, but row {i} is {want} with "
+    "label {i}: items must be the rows of X with their own labels",
+    es="con augment=False, el elemento {i} devolvió las características {got} con etiqueta {label}, pero la fila "
+    "{i} es {want} con etiqueta {i}: los elementos deben ser las filas de X con sus propias etiquetas",
+)
+DATASET_RAISED = Message(
+    en="reading item {i} of make_dataset(X, y, augment={augment}) raised {error}",
+    es="leer el elemento {i} de make_dataset(X, y, augment={augment}) lanzó {error}",
+)
+DATASET_NO_JITTER = Message(
+    en="with augment=True, {n} reads returned the rows exactly as stored: no augmentation happens",
+    es="con augment=True, {n} lecturas devolvieron las filas exactamente como están: no hay aumento de datos",
+)
+DATASET_FROZEN = Message(
+    en="with augment=True, reading rows 0-{last} twice gave the same jitter both times ({a}…): the noise is "
+    "drawn once and reused, so every epoch shows the model the same augmented points",
+    es="con augment=True, leer dos veces las filas 0-{last} dio el mismo ruido las dos veces ({a}…): el ruido se "
+    "sortea una vez y se reutiliza, así que cada época enseña al modelo los mismos puntos aumentados",
+)
+DATASET_AUGMENTS_ANYWAY = Message(
+    en="with augment=False, row {i} came back moved by {d:.4f} from where it is stored: the data that should be "
+    "seen as it is (validation, tests) is jittered too",
+    es="con augment=False, la fila {i} volvió desplazada {d:.4f} de donde está guardada: los datos que deben "
+    "verse tal cual (validación, pruebas) también reciben ruido",
+)
+
+READS = 20
+"""Rows read twice to see whether the jitter is drawn anew."""
+
+
+@check("pipeline.dataset", family="pipeline", calls=("make_dataset",), protocol="pipeline", title=DATASET_TITLE,
+       cost=0.1, timeout=20.0)
+def dataset(loop, lab) -> dict:
+    import numpy as np
+    import torch
+
+    X, index = _index_data(lab)
+    n = len(X)
+    out: dict = {"n": n}
+    plain = loop.make_dataset(X, index, augment=False)
+    out["len"] = int(len(plain))
+    out["raised"] = out["mismatch"] = out["moved"] = out["beyond"] = None
+    if out["len"] > n:
+        try:
+            plain[n]
+            out["beyond"] = "no error"
+        except Exception as exc:  # noqa: BLE001 - the file's error is the figure
+            out["beyond"] = f"{type(exc).__name__}: {exc}"[:200]
+    for i in range(n):
+        try:
+            x, label = plain[i]
+        except Exception as exc:  # noqa: BLE001 - the file's error is the figure
+            out["raised"] = {"i": i, "error": f"{type(exc).__name__}: {exc}"[:200], "augment": False}
+            break
+        x = torch.as_tensor(x).detach().cpu().reshape(-1).float()
+        if int(torch.as_tensor(label)) != i or x.shape != X[i].shape:
+            out["mismatch"] = {"i": i, "got": [round(float(v), 4) for v in x], "label": int(torch.as_tensor(label)),
+                               "want": [round(float(v), 4) for v in X[i]]}
+            break
+        d = float((x - X[i]).abs().max())
+        if d > 1e-6:
+            out["moved"] = {"i": i, "d": d}
+            break
+    aug = loop.make_dataset(X, index, augment=True)
+    np.random.seed(0)
+    jitters = []
+    try:
+        for _ in range(2):
+            jitters.append([float(v) for i in range(READS)
+                            for v in (torch.as_tensor(aug[i][0]).detach().cpu().reshape(-1).float() - X[i])])
+    except Exception as exc:  # noqa: BLE001
+        out["raised"] = out["raised"] or {"i": "0-19", "error": f"{type(exc).__name__}: {exc}"[:200], "augment": True}
+        jitters = [[0.0], [0.0]]
+    a, b = jitters
+    out["jitter"] = a[:SHOWN]
+    out["std"] = float(np.std(a))
+    out["fresh"] = a != b
+    return out
+
+
+def _nested(msg: Message, **params) -> Message:
+    """``msg`` with its fields filled, to pass as a parameter of another message (rendered in its language)."""
+    return Message(en=msg.en.format(**params), es=msg.es.format(**params))
+
+
+@dataset.judge
+def _(m: dict):
+    n, got = m["n"], m["len"]
+    if got < n:
+        return failed(DATASET_LEN, n=n, got=got, last=got - 1,
+                      what=_nested(DATASET_LEN_SHORT, missing=n - got, got=got))
+    if got > n:
+        return failed(DATASET_LEN, n=n, got=got, last=got - 1,
+                      what=_nested(DATASET_LEN_LONG, first=n, error=m["beyond"]))
+    if m["raised"]:
+        return failed(DATASET_RAISED, **m["raised"])
+    if m["mismatch"]:
+        return failed(DATASET_ROWS, **m["mismatch"])
+    if m["moved"]:
+        return failed(DATASET_AUGMENTS_ANYWAY, **m["moved"])
+    if m["std"] == 0.0:
+        return failed(DATASET_NO_JITTER, n=READS)
+    if not m["fresh"]:
+        return failed(DATASET_FROZEN, last=READS - 1, a=_fmt(m["jitter"]))
+    return passed(DATASET_OK, n=n, std=m["std"])
+
+
+# ---------------------------------------------------------------------------- pipeline.batches
+
+BATCHES_TITLE = Message(en="full batches, BatchNorm can train on each",
+                        es="lotes completos, BatchNorm entrena con todos")
+BATCHES_OK = Message(
+    en="at batch_size {bs} each epoch gives {k} full batches of {bs} ({used} of the {n} examples, each once; which "
+    "{left} stay out changes every epoch), and the model with BatchNorm trains on every one of them",
+    es="con batch_size {bs} cada época da {k} lotes completos de {bs} ({used} de los {n} ejemplos, una vez cada "
+    "uno; cuál(es) {left} se queda(n) fuera cambia en cada época), y el modelo con BatchNorm entrena con todos ellos",
+)
+BATCHES_ONE = Message(
+    en="at batch_size {bs}, {n} examples give batches of {sizes} per epoch: the last batch holds ONE example, and "
+    "the model's BatchNorm1d in training mode fails on it ({error}). A batch's variance needs two examples at "
+    "least; {n} = {k} * {bs} + 1",
+    es="con batch_size {bs}, {n} ejemplos dan lotes de {sizes} por época: el último lote tiene UN solo ejemplo, y "
+    "el BatchNorm1d del modelo en modo entrenamiento falla con él ({error}). La varianza de un lote necesita al "
+    "menos dos ejemplos; {n} = {k} * {bs} + 1",
+)
+BATCHES_SHORT = Message(
+    en="at batch_size {bs}, {n} examples give batches of {sizes} per epoch: a short batch of {short} ends each "
+    "epoch, normalised by BatchNorm with far noisier statistics than the others",
+    es="con batch_size {bs}, {n} ejemplos dan lotes de {sizes} por época: cada época acaba con un lote corto de "
+    "{short}, que BatchNorm normaliza con estadísticas mucho más ruidosas que las de los demás",
+)
+BATCHES_REPEATED = Message(
+    en="epoch {epoch} gave {repeated} example(s) more than once and left {missing} out: an epoch must show each "
+    "example at most once",
+    es="la época {epoch} dio {repeated} ejemplo(s) más de una vez y dejó fuera {missing}: una época debe enseñar "
+    "cada ejemplo como mucho una vez",
+)
+BATCHES_EMPTY = Message(
+    en="the loader gave no batch at all in an epoch over {n} examples at batch_size {bs}",
+    es="el cargador no dio ningún lote en una época sobre {n} ejemplos con batch_size {bs}",
+)
+BATCHES_WARNED = Message(
+    en="building and running the loader (num_workers=0) warned: \"{warning}\"",
+    es="crear y recorrer el cargador (num_workers=0) produjo un aviso: \"{warning}\"",
+)
+BATCHES_RAISED = Message(
+    en="the model with BatchNorm, in training mode, failed on batch {b} of epoch 1 (size {size}): {error}",
+    es="el modelo con BatchNorm, en modo entrenamiento, falló con el lote {b} de la época 1 (tamaño {size}): "
+    "{error}",
+)
+
+
+@check("pipeline.batches", family="pipeline", calls=("make_dataset", "make_loader"), protocol="pipeline",
+       title=BATCHES_TITLE, cost=0.15, timeout=20.0)
+def batches(loop, lab) -> dict:
+    import warnings
+
+    import torch
+
+    X, index = _index_data(lab)
+    bs = lab.track.thresholds.batch_size
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loader = loop.make_loader(loop.make_dataset(X, index), batch_size=bs, seed=0, num_workers=0)
+        epochs = _epochs(loader, 2)
+        # the track's model, in training mode, forward on each batch of a third epoch
+        model = lab.track.model.build(0).to(lab.device)
+        model.train()
+        failure = None
+        with torch.no_grad():
+            for b, (xb, _) in enumerate(loader, start=1):
+                try:
+                    model(torch.as_tensor(xb).to(lab.device))
+                except Exception as exc:  # noqa: BLE001 - BatchNorm's error is the figure
+                    failure = {"b": b, "size": len(xb), "error": f"{type(exc).__name__}: {exc}"[:200]}
+                    break
+    rows = []
+    for batches_ in epochs:
+        seen = [i for b in batches_ for i in b]
+        rows.append({"sizes": [len(b) for b in batches_], "repeated": len(seen) - len(set(seen)),
+                     "missing": len(set(range(len(X))) - set(seen))})
+    return {"n": len(X), "bs": bs, "epochs": rows, "failure": failure,
+            "warnings": [str(w.message)[:300] for w in caught]}
+
+
+def _sizes(sizes: list[int]) -> str:
+    if len(sizes) > 3 and len(set(sizes[:-1])) == 1:
+        return f"{sizes[0]} x {len(sizes) - 1}, {sizes[-1]}" if sizes[-1] != sizes[0] else f"{sizes[0]} x {len(sizes)}"
+    return ", ".join(map(str, sizes)) or "none"
+
+
+@batches.judge
+def _(m: dict):
+    n, bs = m["n"], m["bs"]
+    for e, row in enumerate(m["epochs"], start=1):
+        sizes = row["sizes"]
+        if not sizes:
+            return failed(BATCHES_EMPTY, n=n, bs=bs)
+        if min(sizes) < 2 and m["failure"]:
+            return failed(BATCHES_ONE, n=n, bs=bs, k=n // bs, sizes=_sizes(sizes), error=m["failure"]["error"])
+        if m["failure"]:
+            return failed(BATCHES_RAISED, **m["failure"])
+        if min(sizes) < bs:
+            return failed(BATCHES_SHORT, n=n, bs=bs, sizes=_sizes(sizes), short=min(sizes))
+        if row["repeated"] or row["missing"] > bs - 1:
+            return failed(BATCHES_REPEATED, epoch=e, repeated=row["repeated"], missing=row["missing"])
+    if m["warnings"]:
+        return failed(BATCHES_WARNED, warning=m["warnings"][0])
+    k = n // bs
+    return passed(BATCHES_OK, bs=bs, k=k, used=k * bs, n=n, left=n - k * bs)
+
+
+# ---------------------------------------------------------------------------- pipeline.order
+
+ORDER_TITLE = Message(en="a seeded order, new every epoch", es="un orden con semilla, nuevo en cada época")
+ORDER_OK = Message(
+    en="the order depends on the loader's seed alone (seed 0 starts {a}…, seed 1 starts {c}…, whatever the global "
+    "random state) and changes every epoch",
+    es="el orden depende solo de la semilla del cargador (la semilla 0 empieza {a}…, la 1 empieza {c}…, sea cual "
+    "sea el estado aleatorio global) y cambia en cada época",
+)
+ORDER_UNSHUFFLED = Message(
+    en="the loader gives the examples in their stored order ({a}…) in every epoch: nothing is shuffled",
+    es="el cargador da los ejemplos en su orden de almacenamiento ({a}…) en todas las épocas: no se baraja nada",
+)
+ORDER_GLOBAL = Message(
+    en="two loaders built with seed=0 gave different orders ({a}… and {b}…) because the global random state "
+    "differed: the order follows torch's global generator, not the loader's seed, so two runs of the same script "
+    "differ (and so do the workers' random streams, which come from the same draw)",
+    es="dos cargadores creados con seed=0 dieron órdenes distintos ({a}… y {b}…) porque el estado aleatorio "
+    "global era distinto: el orden sigue al generador global de torch, no a la semilla del cargador, así que dos "
+    "ejecuciones del mismo script difieren (y también los flujos aleatorios de los workers, que salen del mismo "
+    "sorteo)",
+)
+ORDER_SEED_IGNORED = Message(
+    en="loaders built with seed=0 and seed=1 give the same order ({a}…): the seed argument has no effect",
+    es="los cargadores creados con seed=0 y seed=1 dan el mismo orden ({a}…): el argumento seed no tiene efecto",
+)
+ORDER_SAME_EPOCHS = Message(
+    en="the loader repeats one shuffled order ({a}…) in every epoch instead of drawing a new one each epoch",
+    es="el cargador repite un mismo orden barajado ({a}…) en todas las épocas en lugar de sacar uno nuevo en cada "
+    "época",
+)
+
+
+@check("pipeline.order", family="pipeline", calls=("make_loader",), protocol="pipeline", title=ORDER_TITLE,
+       cost=0.15, timeout=20.0)
+def order(loop, lab) -> dict:
+    from torch.utils.data import TensorDataset
+
+    X, index = _index_data(lab)
+    bs = lab.track.thresholds.batch_size
+
+    def orders(seed: int, rng: int) -> list[list[int]]:
+        _scrambled(rng)
+        loader = loop.make_loader(TensorDataset(X, index), batch_size=bs, seed=seed, num_workers=0)
+        _scrambled(rng + 50)  # the global state moves between building the loader and using it
+        return [[i for b in batches_ for i in b] for batches_ in _epochs(loader, 2)]
+
+    a, b, c = orders(0, 1), orders(0, 2), orders(1, 1)
+    return {"a": a[0][:6], "b": b[0][:6], "c": c[0][:6], "same_seed_same_order": a == b,
+            "seeds_differ": a[0] != c[0], "reshuffles": a[0] != a[1], "shuffled": a[0] != sorted(a[0])}
+
+
+def _head(xs: list[int]) -> str:
+    return ", ".join(map(str, xs[:6]))
+
+
+@order.judge
+def _(m: dict):
+    params = dict(a=_head(m["a"]), b=_head(m["b"]), c=_head(m["c"]))
+    if not m["shuffled"] and not m["reshuffles"]:
+        return failed(ORDER_UNSHUFFLED, **params)
+    if not m["same_seed_same_order"]:
+        return failed(ORDER_GLOBAL, **params)
+    if not m["seeds_differ"]:
+        return failed(ORDER_SEED_IGNORED, **params)
+    if not m["reshuffles"]:
+        return failed(ORDER_SAME_EPOCHS, **params)
+    return passed(ORDER_OK, **params)
+
+
+# ---------------------------------------------------------------------------- pipeline.workers
+
+WORKERS = 2
+EPOCH_WORKERS = 2
+"""Epochs the worker check runs through one loader (to see whether the workers are forked again)."""
+
+
+class ProbeDataset:
+    """``n`` items, each ``(one draw of np.random.random(), the id of the process that drew it)``.
+
+    A plain map-style dataset (``__len__``/``__getitem__``): what the learner's loader batches, and where
+    each batch came from.
+    """
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        import os
+
+        import numpy as np
+        import torch
+
+        return torch.tensor([float(np.random.random())], dtype=torch.float64), torch.tensor(os.getpid())
+
+
+def _worker_run(loop, lab, *, seed: int, rng: int, epochs: int) -> list[list[dict]]:
+    """Per epoch, per batch: the pid that served it and its NumPy draws."""
+    _scrambled(rng)
+    loader = loop.make_loader(ProbeDataset(len(lab.data.X_train)), batch_size=lab.track.thresholds.batch_size,
+                              seed=seed, num_workers=WORKERS)
+    out = []
+    for _ in range(epochs):
+        out.append([{"pid": int(pid.reshape(-1)[0]), "draws": [float(v) for v in x.reshape(-1)]}
+                    for x, pid in loader])
+    del loader  # persistent workers go with their loader
+    return out
+
+
+WORKERS_TITLE = Message(en="workers with their own seeded streams", es="workers con flujos propios y con semilla")
+WORKERS_OK = Message(
+    en="with num_workers={w} the batches came from {w} worker processes, forked once for {e} epochs; each worker "
+    "drew its own NumPy stream (worker A {a}…, worker B {b}…), the same again for the same seed and another for "
+    "seed 1",
+    es="con num_workers={w} los lotes vinieron de {w} procesos worker, creados una sola vez para {e} épocas; cada "
+    "worker sacó su propio flujo de NumPy (worker A {a}…, worker B {b}…), el mismo otra vez con la misma semilla y "
+    "otro con la semilla 1",
+)
+WORKERS_NONE = Message(
+    en="make_loader(dataset, num_workers={w}) loaded every batch in the main process: the num_workers argument "
+    "never reached the DataLoader",
+    es="make_loader(dataset, num_workers={w}) cargó todos los lotes en el proceso principal: el argumento "
+    "num_workers no llegó al DataLoader",
+)
+WORKERS_SAME_STREAM = Message(
+    en="the {w} workers drew the same NumPy numbers: worker A's first batch starts {a}… and worker B's starts "
+    "{b}…, so batch after batch the two workers give their examples identical augmentations. Something reseeds "
+    "NumPy in each worker with one same number",
+    es="los {w} workers sacaron los mismos números de NumPy: el primer lote del worker A empieza {a}… y el del "
+    "worker B {b}…, así que lote tras lote los dos workers dan a sus ejemplos aumentos idénticos. Algo vuelve a "
+    "fijar la semilla de NumPy en cada worker con un mismo número",
+)
+WORKERS_NOT_REPEATED = Message(
+    en="two loaders built with seed=0, from different global random states, gave the workers different NumPy "
+    "streams ({a}… and {c}…): the augmentations of a run do not depend on the loader's seed alone",
+    es="dos cargadores creados con seed=0, desde estados aleatorios globales distintos, dieron a los workers "
+    "flujos de NumPy distintos ({a}… y {c}…): los aumentos de una ejecución no dependen solo de la semilla del "
+    "cargador",
+)
+WORKERS_SEED_IGNORED = Message(
+    en="loaders built with seed=0 and seed=1 gave the workers the same NumPy stream ({a}…): the loader's seed "
+    "does not reach the workers' random state, so every seed augments the data identically",
+    es="los cargadores creados con seed=0 y seed=1 dieron a los workers el mismo flujo de NumPy ({a}…): la semilla "
+    "del cargador no llega al estado aleatorio de los workers, así que todas las semillas aumentan los datos igual",
+)
+WORKERS_SAME_EPOCHS = Message(
+    en="the workers drew the same NumPy numbers in epoch 2 as in epoch 1 ({a}…): every epoch repeats the same "
+    "augmentations",
+    es="los workers sacaron en la época 2 los mismos números de NumPy que en la 1 ({a}…): todas las épocas repiten "
+    "los mismos aumentos",
+)
+WORKERS_REFORKED = Message(
+    en="epoch 1 was served by worker processes {p1} and epoch 2 by {p2}: the workers are forked again at every "
+    "epoch (each fork copies the process and restarts the workers) instead of being kept (persistent_workers)",
+    es="la época 1 la sirvieron los procesos worker {p1} y la época 2 los {p2}: los workers se vuelven a crear en "
+    "cada época (cada fork copia el proceso y reinicia los workers) en lugar de conservarse (persistent_workers)",
+)
+
+
+@check("pipeline.workers", family="pipeline", calls=("make_loader",), protocol="pipeline", title=WORKERS_TITLE,
+       cost=0.5, timeout=30.0)
+def workers(loop, lab) -> dict:
+    import os
+
+    main = os.getpid()
+    a = _worker_run(loop, lab, seed=0, rng=1, epochs=EPOCH_WORKERS)
+    b = _worker_run(loop, lab, seed=0, rng=2, epochs=1)
+    c = _worker_run(loop, lab, seed=1, rng=1, epochs=1)
+
+    def pids(epoch: list[dict]) -> list[int]:
+        return list(dict.fromkeys(batch["pid"] for batch in epoch))
+
+    first = a[0]
+    by_pid = {pid: [batch["draws"] for batch in first if batch["pid"] == pid] for pid in pids(first)}
+    streams = list(by_pid.values())
+    same_stream = len(streams) > 1 and streams[0][0] == streams[1][0]
+    draws = [v for batch in first for v in batch["draws"]]
+    return {
+        "workers": WORKERS, "epochs": EPOCH_WORKERS,
+        "in_main": sum(batch["pid"] == main for epoch in a for batch in epoch),
+        "pids": [sorted(pids(e)) for e in a], "n_pids": len(pids(first)),
+        "a": streams[0][0][:SHOWN] if streams else [], "b": streams[1][0][:SHOWN] if len(streams) > 1 else [],
+        "c": [v for batch in b[0] for v in batch["draws"]][:SHOWN],
+        "same_stream": same_stream,
+        "repeated": [v for batch in b[0] for v in batch["draws"]] == draws,
+        "seeds_differ": [v for batch in c[0] for v in batch["draws"]] != draws,
+        "epochs_differ": [v for batch in a[1] for v in batch["draws"]] != draws,
+    }
+
+
+@workers.judge
+def _(m: dict):
+    w = m["workers"]
+    if m["in_main"] or m["n_pids"] < 2:
+        return failed(WORKERS_NONE, w=w)
+    if m["same_stream"]:
+        return failed(WORKERS_SAME_STREAM, w=w, a=_fmt(m["a"]), b=_fmt(m["b"]))
+    if not m["repeated"]:
+        return failed(WORKERS_NOT_REPEATED, a=_fmt(m["a"]), c=_fmt(m["c"]))
+    if not m["seeds_differ"]:
+        return failed(WORKERS_SEED_IGNORED, a=_fmt(m["a"]))
+    if not m["epochs_differ"]:
+        return failed(WORKERS_SAME_EPOCHS, a=_fmt(m["a"]))
+    if m["pids"][0] != m["pids"][-1]:
+        return failed(WORKERS_REFORKED, p1=", ".join(map(str, m["pids"][0])), p2=", ".join(map(str, m["pids"][-1])))
+    return passed(WORKERS_OK, w=w, e=m["epochs"], a=_fmt(m["a"]), b=_fmt(m["b"]))
+
+
+# ---------------------------------------------------------------------------- pipeline.seeds
+
+SEEDS_TITLE = Message(en="same seed, same augmentations", es="misma semilla, mismos aumentos")
+SEEDS_OK = Message(
+    en="two runs of seed_everything(0), make_dataset and make_loader(num_workers=0), from different global random "
+    "states, jittered the first batch identically ({a}…), and seed_everything seeds random, NumPy and torch",
+    es="dos ejecuciones de seed_everything(0), make_dataset y make_loader(num_workers=0), desde estados aleatorios "
+    "globales distintos, aplicaron el mismo ruido al primer lote ({a}…), y seed_everything fija random, NumPy y "
+    "torch",
+)
+SEEDS_JITTER = Message(
+    en="two runs of seed_everything(0), make_dataset and make_loader(num_workers=0), from different global random "
+    "states, gave the same batches different jitter ({a}… and {b}…): without workers the dataset draws from this "
+    "process's NumPy generator, and after seed_everything its next draws still differed ({sources} not seeded)",
+    es="dos ejecuciones de seed_everything(0), make_dataset y make_loader(num_workers=0), desde estados aleatorios "
+    "globales distintos, aplicaron ruidos distintos a los mismos lotes ({a}… y {b}…): sin workers el dataset sortea "
+    "con el generador de NumPy de este proceso, y tras seed_everything sus siguientes valores seguían siendo "
+    "distintos ({sources} sin semilla)",
+)
+SEEDS_JITTER_OTHER = Message(
+    en="two runs of seed_everything(0), make_dataset and make_loader(num_workers=0), from different global random "
+    "states, gave the same batches different jitter ({a}… and {b}…), although seed_everything seeds random, NumPy "
+    "and torch",
+    es="dos ejecuciones de seed_everything(0), make_dataset y make_loader(num_workers=0), desde estados aleatorios "
+    "globales distintos, aplicaron ruidos distintos a los mismos lotes ({a}… y {b}…), aunque seed_everything fija "
+    "random, NumPy y torch",
+)
+SEEDS_EVERYTHING = Message(
+    en="after seed_everything(seed=0) twice, from different global random states, the next draws from {sources} "
+    "differed: those generators are not seeded",
+    es="tras llamar dos veces a seed_everything(seed=0), desde estados aleatorios globales distintos, los "
+    "siguientes valores de {sources} fueron distintos: esos generadores no quedan fijados",
+)
+
+
+@check("pipeline.seeds", family="pipeline", calls=("seed_everything", "make_dataset", "make_loader"),
+       protocol="pipeline", title=SEEDS_TITLE, cost=0.1, timeout=20.0)
+def seeds(loop, lab) -> dict:
+    import random
+
+    import numpy as np
+    import torch
+
+    X, index = _index_data(lab)
+    bs = lab.track.thresholds.batch_size
+    draws, jitters = [], []
+    for rng in (11, 12):
+        _scrambled(rng)
+        loop.seed_everything(seed=0)
+        draws.append({"random": random.random(), "NumPy": float(np.random.rand()), "torch": float(torch.rand(1))})
+        _scrambled(rng + 100)
+        loop.seed_everything(seed=0)
+        loader = loop.make_loader(loop.make_dataset(X, index, augment=True), batch_size=bs, seed=0, num_workers=0)
+        jitter = []
+        for xb, ib in loader:
+            jitter += [float(v) for v in (torch.as_tensor(xb).detach().cpu().float() - X[ib.long()]).reshape(-1)]
+        jitters.append(jitter)
+    a, b = jitters
+    return {"unseeded": [k for k in draws[0] if draws[0][k] != draws[1][k]], "same": a == b,
+            "a": a[:SHOWN], "b": b[:SHOWN]}
+
+
+@seeds.judge
+def _(m: dict):
+    sources = ", ".join(m["unseeded"])
+    params = dict(a=_fmt(m["a"]), b=_fmt(m["b"]))
+    if not m["same"]:
+        if m["unseeded"]:
+            return failed(SEEDS_JITTER, sources=sources, **params)
+        return failed(SEEDS_JITTER_OTHER, **params)
+    if m["unseeded"]:
+        return failed(SEEDS_EVERYTHING, sources=sources)
+    return passed(SEEDS_OK, **params)
+
+
+# ---------------------------------------------------------------------------- pipeline.batchnorm
+
+BN_EPOCHS = 2
+
+BN_TITLE = Message(en="BatchNorm learns from training batches only",
+                   es="BatchNorm aprende solo de los lotes de entrenamiento")
+BN_OK = Message(
+    en="over {e} epochs of {k} batches with a validation after each, BatchNorm counted {got} batches, one per "
+    "training batch; evaluate left its running statistics as they were and gave the same {loss:.4f} / {acc:.3f} "
+    "twice",
+    es="en {e} épocas de {k} lotes con una validación tras cada una, BatchNorm contó {got} lotes, uno por lote de "
+    "entrenamiento; evaluate dejó sus estadísticas acumuladas como estaban y dio el mismo {loss:.4f} / {acc:.3f} "
+    "dos veces",
+)
+BN_EVAL_UPDATES = Message(
+    en="evaluate changed BatchNorm's running statistics (batches counted {n0} -> {n1}, running mean moved by "
+    "{moved:.4f}) and gave {l1:.4f} / {a1:.3f}, then {l2:.4f} / {a2:.3f} on the same model and data: validation "
+    "ran in training mode, normalising by the validation batch itself and folding it into the statistics the "
+    "model will use at inference",
+    es="evaluate cambió las estadísticas acumuladas de BatchNorm (lotes contados {n0} -> {n1}, media acumulada "
+    "desplazada {moved:.4f}) y dio {l1:.4f} / {a1:.3f}, luego {l2:.4f} / {a2:.3f} con el mismo modelo y datos: la "
+    "validación se hizo en modo entrenamiento, normalizando con el propio lote de validación e incorporándolo a "
+    "las estadísticas que el modelo usará en inferencia",
+)
+BN_TOO_MANY = Message(
+    en="over {e} epochs of {k} training batches with a validation after each, BatchNorm counted {got} batches "
+    "instead of {want}: {extra} extra update(s), from the validations, fed the held-out data into the running "
+    "statistics",
+    es="en {e} épocas de {k} lotes de entrenamiento con una validación tras cada una, BatchNorm contó {got} lotes "
+    "en lugar de {want}: {extra} actualización(es) de más, de las validaciones, metieron los datos de validación "
+    "en las estadísticas acumuladas",
+)
+BN_TOO_FEW = Message(
+    en="over {e} epochs of {k} training batches with a validation after each, BatchNorm counted {got} batches "
+    "instead of {want}: {missing} training batch(es) ran with BatchNorm frozen, in eval mode (and Dropout off), "
+    "after a validation left the model there",
+    es="en {e} épocas de {k} lotes de entrenamiento con una validación tras cada una, BatchNorm contó {got} lotes "
+    "en lugar de {want}: {missing} lote(s) de entrenamiento se procesaron con BatchNorm congelado, en modo "
+    "evaluación (y Dropout apagado), después de que una validación dejara el modelo así",
+)
+
+
+def _bn_layers(model):
+    from torch import nn
+
+    return [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+
+
+@check("pipeline.batchnorm", family="pipeline", calls=("make_dataset", "fit", "evaluate"), protocol="pipeline",
+       title=BN_TITLE, cost=0.2, timeout=20.0)
+def batchnorm(loop, lab) -> dict:
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader
+
+    d = lab.data
+    bs = lab.track.thresholds.batch_size
+    model = lab.track.model.build(0).to(lab.device)
+    # the file's Dataset, batched by a loader of the checker's (full batches: the loader is not on trial here)
+    loader = DataLoader(loop.make_dataset(d.X_train, d.y_train, augment=False), batch_size=bs, shuffle=True,
+                        generator=torch.Generator().manual_seed(0), drop_last=True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = nn.CrossEntropyLoss()
+    loop.fit(model, optimizer, loader, loss_fn, BN_EPOCHS, val=(d.X_val, d.y_val), device=lab.device)
+    layers = _bn_layers(model)
+    counted = int(layers[0].num_batches_tracked) if layers else 0
+
+    def stats():
+        return [(t.detach().cpu().clone()) for bn in layers for t in (bn.running_mean, bn.running_var)]
+
+    before, n0 = stats(), [int(bn.num_batches_tracked) for bn in layers]
+    first = loop.evaluate(model, d.X_val, d.y_val, loss_fn, device=lab.device)
+    second = loop.evaluate(model, d.X_val, d.y_val, loss_fn, device=lab.device)
+    after, n1 = stats(), [int(bn.num_batches_tracked) for bn in layers]
+    moved = max((float((x - y).abs().max()) for x, y in zip(before, after, strict=True)), default=0.0)
+    return {"epochs": BN_EPOCHS, "batches": len(loader), "counted": counted, "n0": n0[0] if n0 else 0,
+            "n1": n1[0] if n1 else 0, "moved": moved, "first": [float(v) for v in first],
+            "second": [float(v) for v in second]}
+
+
+@batchnorm.judge
+def _(m: dict):
+    e, k = m["epochs"], m["batches"]
+    want, got = e * k, m["counted"]
+    (l1, a1), (l2, a2) = m["first"], m["second"]
+    if m["n1"] != m["n0"] or m["moved"] > 0:
+        return failed(BN_EVAL_UPDATES, n0=m["n0"], n1=m["n1"], moved=m["moved"], l1=l1, a1=a1, l2=l2, a2=a2)
+    if got > want:
+        return failed(BN_TOO_MANY, e=e, k=k, got=got, want=want, extra=got - want)
+    if got < want:
+        return failed(BN_TOO_FEW, e=e, k=k, got=got, want=want, missing=want - got)
+    return passed(BN_OK, e=e, k=k, got=got, loss=l1, acc=a1)
