@@ -51,6 +51,28 @@ def warm_up_torch() -> None:
     torch.random.set_rng_state(state)
 
 
+def import_heavy() -> None:
+    """Import torch and scikit-learn in parallel (two threads overlap part of the work).
+
+    Called once in the parent before forking children, so no child pays the import.
+    """
+    import os
+    import threading
+
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+    def sklearn_imports() -> None:
+        import sklearn.datasets  # noqa: F401
+        import sklearn.model_selection  # noqa: F401
+
+    thread = threading.Thread(target=sklearn_imports, daemon=True)
+    thread.start()
+    import torch  # noqa: F401
+
+    thread.join()
+
+
 class Lab:
     def __init__(self, device: str = "cpu", track: Track | str | None = None):
         self.device = device

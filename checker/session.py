@@ -123,7 +123,8 @@ class Session:
         return newly
 
 
-def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = True) -> Session:
+def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = True,
+                 track: str | None = None) -> Session:
     """The working folder, its progress and the catalogue; any problem is a UsageProblem (exit 2).
 
     With ``need_katas`` False (watching any file), a missing or broken catalogue is not an error.
@@ -136,14 +137,20 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
         raise UsageProblem(exc.render(lang)) from None
     katas: list[Kata] = []
     try:
-        katas = load_katas()
+        if track:
+            from checker.usage import track_named
+
+            track = track_named(track).id  # an unknown track: exit 2 naming the known ones
+        katas = load_katas(track=track)
     except KataFileError as exc:
         if need_katas:
             raise UsageProblem(CATALOGUE_BROKEN.render(lang, error=exc)) from None
     if not katas and need_katas:
         from checker.katas import resolve_katas_dir
+        from checker.tracks import get_track
 
-        raise UsageProblem(CATALOGUE_EMPTY.render(lang, dir=resolve_katas_dir()))
+        folder = get_track(track).katas_dir if track else resolve_katas_dir()
+        raise UsageProblem(CATALOGUE_EMPTY.render(lang, dir=folder))
     return Session(lang, folder, progress, katas)
 
 

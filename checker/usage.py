@@ -72,7 +72,7 @@ def prepared_lab(device: str = "cpu", track=None):
 
 def _prepare(device: str, track=None):
     import checker.sandbox  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
-    from checker.setting import import_heavy
+    from checker.lab import import_heavy
 
     import_heavy()
     import torch

@@ -26,9 +26,9 @@ from checker.instruments import (
 
 @pytest.fixture(scope="module")
 def data():
-    from checker.setting import lesson_data
+    from checker.tracks import get_track
 
-    return lesson_data()
+    return get_track("moons").split(0)
 
 
 def test_lesson_mlp_is_the_lessons_init_and_leaves_the_global_rng_alone():

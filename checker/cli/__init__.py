@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from checker import __version__
-from checker.cli.check import check_cmd, checks_cmd
+from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
@@ -27,6 +27,7 @@ main.add_command(run_cmd)
 main.add_command(trace_cmd)
 main.add_command(check_cmd)
 main.add_command(checks_cmd)
+main.add_command(tracks_cmd)
 register_learner(main)
 main.add_command(grade_cmd)
 main.add_command(new_cmd)

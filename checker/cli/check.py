@@ -75,3 +75,36 @@ def checks_cmd(as_json, track):
     for row in rows:
         table.add_row(row["id"], row["family"], row["title"])
     console().print(table)
+
+
+@click.command("tracks")
+@click.option("--json", "as_json", is_flag=True, help="Print the tracks as JSON.")
+@stored_lang_option
+def tracks_cmd(as_json):
+    """List the tracks: each a setting (data, model, thresholds) with its reference, mutants and katas."""
+    import json
+
+    from checker.tracks import TrackError, all_tracks
+    from checker.usage import UsageProblem
+
+    lang = current_lang(None)
+    try:
+        tracks = all_tracks()
+    except TrackError as exc:
+        raise UsageProblem(str(exc)) from None
+    rows = [{"track": t.id, "title": t.title.render(lang), "data": t.data.call(),
+             "split": f"{t.data.n_train}/{t.data.n_val}", "model": t.model.layers, "protocol": list(t.protocol),
+             "reference": t.reference_path} for t in tracks.values()]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    from rich.markup import escape
+
+    from checker.term import console
+
+    out = console()
+    for row in rows:
+        out.print(f"[bold cyan]{escape(row['track'])}[/]  {escape(row['title'])}")
+        out.print(f"  [dim]{escape(row['data'])}, split {row['split']}; {escape(row['model'])}; "
+                  f"protocol {' + '.join(row['protocol'])}; reference {escape(row['reference'])}[/]")
+    out.print("[dim]Use one with --track NAME: kata next, list, run, check, mutants.[/]")

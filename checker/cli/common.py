@@ -24,11 +24,11 @@ class Options:
     lang: str | None = None
     workdir: str | None = None
 
-    def session(self, *, need_katas: bool = True):
-        """The learner's session (working folder, progress, catalogue) with these options."""
+    def session(self, *, need_katas: bool = True, track: str | None = None):
+        """The learner's session (working folder, progress, catalogue; only ``track``'s katas when given)."""
         from checker.session import open_session
 
-        return open_session(self.workdir, self.lang, need_katas=need_katas)
+        return open_session(self.workdir, self.lang, need_katas=need_katas, track=track)
 
 
 pass_options = click.make_pass_decorator(Options, ensure=True)

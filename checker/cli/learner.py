@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from checker.cli.common import Options, UsageProblem, current_lang, pass_options, session_options
+from checker.cli.common import Options, UsageProblem, current_lang, pass_options, session_options, track_option
 
 
 @click.command("next", short_help="Open the next kata: its starter file and story.")
@@ -21,19 +21,21 @@ from checker.cli.common import Options, UsageProblem, current_lang, pass_options
 @click.option("--json", "as_json", is_flag=True, help='Print {"kata", "path", "title"} as JSON.')
 @click.option("--drafts", is_flag=True,
               help="Also show draft katas (texts incomplete or mutant unproven), as KATA_DRAFTS=1 does.")
+@track_option
 @session_options
 @pass_options
-def next_cmd(options: Options, kata, skip, notebook, as_json, drafts):
+def next_cmd(options: Options, kata, skip, notebook, as_json, drafts, track):
     """Open the next unsolved kata: write its starter file and tell its story.
 
-    With KATA (a name or number from `kata list`), open that kata instead. A file already in
-    your folder that differs from the starter is never overwritten.
+    With KATA (a name or number from `kata list`), open that kata instead; with --track, the next
+    kata of that track (`kata tracks` lists them). A file already in your folder that differs from
+    the starter is never overwritten.
     """
     from checker.drafts import drafts_shown
     from checker.learning import open_next
 
     with drafts_shown(drafts):
-        open_next(options.session(), kata, skip=skip, notebook=notebook, as_json=as_json)
+        open_next(options.session(track=track), kata, skip=skip, notebook=notebook, as_json=as_json)
 
 
 @click.command("hint", short_help="Reveal the current kata's next hint.")
@@ -62,15 +64,19 @@ def show_cmd(options: Options, kata):
 @click.option("--json", "as_json", is_flag=True, help='Print [{"kata", "title", "status"}] as JSON.')
 @click.option("--drafts", is_flag=True,
               help="Also show draft katas (texts incomplete or mutant unproven), as KATA_DRAFTS=1 does.")
+@track_option
 @session_options
 @pass_options
-def list_cmd(options: Options, as_json, drafts):
-    """Every kata in order, with its status (solved, current, pending) and your overall progress."""
+def list_cmd(options: Options, as_json, drafts, track):
+    """Every kata in order, grouped by track, with its status (solved, current, pending) and your progress.
+
+    With --track, only that track's katas.
+    """
     from checker.drafts import drafts_shown
     from checker.learning import list_katas
 
     with drafts_shown(drafts):
-        list_katas(options.session(), as_json=as_json)
+        list_katas(options.session(track=track), as_json=as_json)
 
 
 @click.command("reset", short_help="Restore the current kata's starter file.")

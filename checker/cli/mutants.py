@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from checker.cli.common import current_lang, lang_option
+from checker.cli.common import current_lang, lang_option, track_option
 
 
 @click.group("mutants")
@@ -21,11 +21,19 @@ from checker.cli.common import current_lang, lang_option
     hidden=True,
     help="Read the mutants from this folder instead of the shipped one.",
 )
+@track_option
 @click.pass_context
-def mutants_group(ctx: click.Context, mutants_dir: str | None) -> None:
-    """The broken loops behind the katas, and the proof that the checks catch each one."""
+def mutants_group(ctx: click.Context, mutants_dir: str | None, track: str | None) -> None:
+    """The broken loops behind the katas, and the proof that the checks catch each one.
+
+    Each track has its own mutants and reference: `kata mutants --track three-classes verify`.
+    """
+    from checker.usage import track_named
+
     ctx.ensure_object(dict)
-    ctx.obj["mutants_dir"] = mutants_dir
+    ctx.obj["track"] = chosen = track_named(track)
+    # a --mutants-dir (or $KATA_MUTANTS_DIR) wins; else the track's folder
+    ctx.obj["mutants_dir"] = mutants_dir or (str(chosen.mutants_dir) if track else None)
 
 
 @mutants_group.command("list")
@@ -45,7 +53,7 @@ def show_cmd(ctx: click.Context, mutant_id: str) -> None:
     """Show mutant ID as a unified diff against the reference (coloured on a terminal)."""
     from checker.mutation.actions import one, print_mutant
 
-    print_mutant(one(ctx.obj.get("mutants_dir"), mutant_id))
+    print_mutant(one(ctx.obj.get("mutants_dir"), mutant_id), ctx.obj["track"])
 
 
 @mutants_group.command("export")
@@ -57,7 +65,7 @@ def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool) -> No
     """Write mutant ID's loop file to DEST (a file, or a folder to hold ID.py)."""
     from checker.mutation.actions import export, one
 
-    export(one(ctx.obj.get("mutants_dir"), mutant_id), dest, force=force)
+    export(one(ctx.obj.get("mutants_dir"), mutant_id), dest, force=force, track=ctx.obj["track"])
 
 
 @mutants_group.command("verify")
@@ -99,7 +107,7 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
     from checker.mutation.actions import verify
 
     raise SystemExit(verify(ctx.obj.get("mutants_dir"), only=only, json_path=json_path, html_path=html_path,
-                            seeds=seeds, quiet=quiet, lang=current_lang(lang)))
+                            seeds=seeds, quiet=quiet, lang=current_lang(lang), track=ctx.obj["track"]))
 
 
 @mutants_group.command("doc")
@@ -157,6 +165,6 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
     from checker.mutation.actions import generate
 
     code = generate(functions=functions, operators=operators, limit=limit, dry_run=dry_run, json_path=json_path,
-                    quiet=quiet, no_cache=no_cache)
+                    quiet=quiet, no_cache=no_cache, track=ctx.obj["track"])
     if code is not None:  # None: --dry-run, nothing graded
         raise SystemExit(code)

@@ -34,12 +34,12 @@ def one(mutants_dir: str | None, mutant_id: str):
     return mutants[mutant_id]
 
 
-def mutated_source(mutant) -> str:
-    """The reference with ``mutant`` applied."""
+def mutated_source(mutant, track=None) -> str:
+    """The track's reference (default: moons) with ``mutant`` applied."""
     from checker.mutation import MutantError, apply, reference_source
 
     try:
-        return apply(mutant, reference_source())
+        return apply(mutant, reference_source(track))
     except MutantError as exc:
         raise UsageProblem(str(exc)) from None
 
@@ -89,7 +89,7 @@ def print_catalogue(mutants, *, as_json: bool) -> None:
     out.print(f"[dim]{len(mutants)} mutants[/]")
 
 
-def print_mutant(mutant) -> None:
+def print_mutant(mutant, track=None) -> None:
     """`kata mutants show`: what the mutant is, then its unified diff against the reference."""
     from rich.markup import escape
 
@@ -106,14 +106,14 @@ def print_mutant(mutant) -> None:
     if mutant.equivalent:
         out.print(f"[yellow]declared equivalent:[/] {escape(mutant.equivalent)}")
     styles = {"+": "green", "-": "red", "@": "cyan"}
-    for line in unified_diff(reference_source(), mutated_source(mutant), mutant.id):
+    for line in unified_diff(reference_source(track), mutated_source(mutant, track), mutant.id):
         style = "bold" if line.startswith(("+++", "---")) else styles.get(line[:1], "")
         out.print(f"[{style}]{escape(line)}[/]" if style else escape(line))
 
 
-def export(mutant, dest: str, *, force: bool) -> None:
+def export(mutant, dest: str, *, force: bool, track=None) -> None:
     """`kata mutants export`: the mutant's loop file, written to ``dest`` (a file, or a folder for ID.py)."""
-    source = mutated_source(mutant)
+    source = mutated_source(mutant, track)
     path = Path(dest)
     if path.is_dir():
         path = path / f"{mutant.id}.py"
@@ -174,7 +174,7 @@ class StderrProgress:
 
 
 def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | None, html_path: str | None,
-           seeds: int, quiet: bool, lang: str) -> int:
+           seeds: int, quiet: bool, lang: str, track=None) -> int:
     """`kata mutants verify`: the kill matrix printed, the proofs recorded, the reports written; the exit code."""
     from checker.mutation import MutantFileError
     from checker.mutation.report import render_terminal, write_html, write_json
@@ -188,10 +188,11 @@ def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | N
     for path in (json_path, html_path):
         if path and not Path(path).resolve().parent.is_dir():
             raise UsageProblem(f"{path}: the folder {Path(path).parent} does not exist")
-    from checker.checks import REGISTRY
+    from checker.checks import ordered_ids
+    from checker.mutation import reference_source
 
-    total = (len(only or mutants) + seeds) * len(REGISTRY)
-    lab = prepared_lab("cpu")
+    lab = prepared_lab("cpu", track)
+    total = (len(only or mutants) + seeds) * len(ordered_ids(None, track=lab.track))
     with StderrProgress(total, quiet) as progress:
         try:
             result = run_verify(
@@ -200,6 +201,7 @@ def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | N
                 seeds=seeds,
                 lab=lab,
                 lang=lang,
+                reference=reference_source(lab.track),
                 on_check=progress.check,
                 on_done=progress.done,
             )
@@ -256,7 +258,7 @@ def write_doc(katas_dir: Path | None, mutants_dir: str | None, out_path: Path | 
 
 
 def generate(*, functions: tuple[str, ...], operators: tuple[str, ...], limit: int | None, dry_run: bool,
-             json_path: str | None, quiet: bool, no_cache: bool) -> int | None:
+             json_path: str | None, quiet: bool, no_cache: bool, track=None) -> int | None:
     """`kata mutants generate`: the generated mutants graded and the gaps printed, the exit code; or with
     ``dry_run`` only listed (None: nothing was graded)."""
     from checker.mutation import reference_source
@@ -264,7 +266,7 @@ def generate(*, functions: tuple[str, ...], operators: tuple[str, ...], limit: i
     from checker.term import console
 
     try:
-        generated = generate_mutants(functions=functions or None, operators=operators or None)
+        generated = generate_mutants(functions=functions or None, operators=operators or None, track=track)
     except GenerateProblem as exc:
         raise UsageProblem(str(exc)) from None
     if limit:
@@ -280,10 +282,12 @@ def generate(*, functions: tuple[str, ...], operators: tuple[str, ...], limit: i
 
     cache = None if no_cache else VerdictCache()
     todo = [g for g in generated if cache is None or cache.get(g.source) is None]
-    lab = prepared_lab("cpu") if todo or cache is None or cache.get(reference_source()) is None else None
+    needed = todo or cache is None or cache.get(reference_source(track)) is None
+    lab = prepared_lab("cpu", track) if needed else None
     with StderrProgress((len(todo) + 2) * len(REGISTRY), quiet, count=len(todo) + 2) as progress:
         result, behaviour, hits = run_generated(
-            generated, lab=lab, on_check=progress.check, on_done=progress.done, cache=cache
+            generated, lab=lab, on_check=progress.check, on_done=progress.done, cache=cache,
+            reference=reference_source(track),
         )
     code = render_generated(result, generated, out, behaviour, hits)
     if json_path:

@@ -239,16 +239,19 @@ def generate_mutants(
     functions: Sequence[str] | None = None,
     operators: Sequence[str] | None = None,
     reference: str | None = None,
+    track=None,
 ) -> list[Generated]:
-    """Every generated mutant of the reference, one per distinct mutated source, in file order."""
-    functions = tuple(functions or DEFAULT_FUNCTIONS)
-    bad = [f for f in functions if f not in DEFAULT_FUNCTIONS]
+    """Every generated mutant of the track's reference (default: moons), one per distinct mutated source, in
+    file order."""
+    known = DEFAULT_FUNCTIONS if track is None else tuple(track.functions)
+    functions = tuple(functions or known)
+    bad = [f for f in functions if f not in known]
     if bad:
-        raise GenerateProblem(f"unknown function(s) {', '.join(bad)}: use {', '.join(DEFAULT_FUNCTIONS)}")
+        raise GenerateProblem(f"unknown function(s) {', '.join(bad)}: use {', '.join(known)}")
     bad = [o for o in operators or () if o not in OPERATORS]
     if bad:
         raise GenerateProblem(f"unknown operator(s) {', '.join(bad)}: use {', '.join(OPERATORS)}")
-    reference = reference if reference is not None else reference_source()
+    reference = reference if reference is not None else reference_source(track)
     module = cst.parse_module(reference)
     out: list[Generated] = []
     seen = {reference}
@@ -326,7 +329,7 @@ def checker_fingerprint() -> str:
     return digest.hexdigest()[:24]
 
 
-VERDICT_MODULES = ("grading.py", "sandbox.py", "worker.py", "instruments.py", "tamper.py", "lab.py", "setting.py",
+VERDICT_MODULES = ("grading.py", "sandbox.py", "worker.py", "instruments.py", "tamper.py", "lab.py", "tracks.py",
                    "loading.py", "protocol.py")
 """The checker's files a verdict depends on (beside checks/): the CLI, texts and reports do not count."""
 
@@ -416,8 +419,8 @@ def run_generated(
     from checker.mutation.verify import REFERENCE_NAME, MutantResult, ReferenceResult, Verification, settle
 
     started = time.perf_counter()
-    ref_source = reference if reference is not None else reference_source()
-    ids = ordered_ids(None, device=getattr(lab, "device", "cpu"))
+    ref_source = reference if reference is not None else reference_source(getattr(lab, "track", None))
+    ids = ordered_ids(None, device=getattr(lab, "device", "cpu"), track=getattr(lab, "track", None))
     results = [MutantResult(g.mutant, "Pending", source=g.source) for g in generated]  # built once, by generate
     by_id = {r.mutant.id: r for r in results}
     behaviour: dict[str, str | None] = {}
@@ -439,7 +442,7 @@ def run_generated(
     if todo or ref_entry is None:
         if lab is None:
             from checker.lab import Lab
-            from checker.setting import import_heavy
+            from checker.lab import import_heavy
 
             import_heavy()
             lab = Lab().prepare()

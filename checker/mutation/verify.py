@@ -254,14 +254,14 @@ def run_verify(
     if unknown:
         raise VerifyProblem(f"unknown mutant id(s): {', '.join(unknown)} (see `kata mutants list`)")
     chosen = [catalogue[i] for i in (only or catalogue)]
-    ref_source = reference if reference is not None else reference_source()
-    ids = ordered_ids(check_ids, device=getattr(lab, "device", "cpu"))
+    ref_source = reference if reference is not None else reference_source(getattr(lab, "track", None))
+    ids = ordered_ids(check_ids, device=getattr(lab, "device", "cpu"), track=getattr(lab, "track", None))
     results = build_sources(chosen, ref_source)
     setup = time.perf_counter() - started
 
     if lab is None:
         from checker.lab import Lab
-        from checker.setting import import_heavy
+        from checker.lab import import_heavy
 
         import_heavy()
         lab = Lab().prepare()
