@@ -48,10 +48,10 @@ def make_data(seed=0):
 
 
 class PointDataset(Dataset):
-    """The rows of X with their labels; optionally jittered each time a row is read."""
+    """The rows of X with their labels, each read jittered by Gaussian noise of std `jitter` (0: none)."""
 
-    def __init__(self, X, y, augment):
-        self.X, self.y, self.augment = X, y, augment
+    def __init__(self, X, y, jitter):
+        self.X, self.y, self.jitter = X, y, jitter
 
     def __len__(self):
         # The sampler draws indices 0 .. len - 1: one per row, no more, no fewer.
@@ -59,16 +59,17 @@ class PointDataset(Dataset):
 
     def __getitem__(self, i):
         x = self.X[i]
-        if self.augment:
+        if self.jitter:
             # Drawn at every read, so each epoch sees new noise; np.random is the generator
             # of whichever process reads the row (a worker, or this one).
-            noise = np.random.normal(0.0, JITTER, size=x.shape)
+            noise = np.random.normal(0.0, self.jitter, size=x.shape)
             x = x + torch.as_tensor(noise, dtype=x.dtype)
         return x, self.y[i]
 
 
 def make_dataset(X, y, *, augment=True):
-    return PointDataset(X, y, augment)
+    # Jitter only what the model trains on: validation measures the points as they are.
+    return PointDataset(X, y, JITTER if augment else 0.0)
 
 
 def make_loader(dataset, batch_size=32, seed=0, *, num_workers=2):
