@@ -1,0 +1,145 @@
+"""The data-pipeline track: its numbers, its reference passing every pipeline check, its mutants killed.
+
+Checks are called directly (measure, then judge) in this process, on the track's prepared lab: the
+sandboxed runs are the grading machinery's tests. Faults in the Dataset's methods (``__len__``,
+``__getitem__``) are written here as edits of the reference, as the mutation operators reach top-level
+functions only.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.checks import REGISTRY, ordered_ids
+from checker.loading import load_module
+from checker.mutation import apply, load_mutants
+from checker.protocol import BY_NAME, PROTOCOLS
+from checker.tracks import get_track
+from tests.conftest import ROOT
+
+TRACK = "data-pipeline"
+PIPELINE_CHECKS = sorted(c for c, chk in REGISTRY.items() if chk.family == "pipeline")
+
+
+@pytest.fixture(scope="module")
+def track():
+    return get_track(TRACK)
+
+
+@pytest.fixture(scope="module")
+def plab(track):
+    from checker.lab import Lab
+
+    return Lab(track=track).prepare()
+
+
+@pytest.fixture(scope="module")
+def ref_source(track) -> str:
+    return track.reference.read_text(encoding="utf-8")
+
+
+def _load(source: str, name: str):
+    return load_module(source, f"/tmp/kata-pipeline-{name}.py")
+
+
+def _verdicts(loop, lab, ids):
+    return {cid: REGISTRY[cid].judge(REGISTRY[cid].measure(loop, lab)) for cid in ids}
+
+
+# ------------------------------------------------------------------------------------------ the track
+
+
+def test_track_loads_with_its_numbers(track):
+    assert track.protocol == ("pipeline",)
+    assert (track.data.n_samples, track.data.n_val, track.data.n_train) == (300, 75, 225)
+    assert track.data.n_train % track.thresholds.batch_size == 1  # a last batch of ONE without drop_last
+    assert track.model.widths == (2, 32, 2) and track.model.batchnorm and track.model.dropout == 0.1
+    assert track.model.layers == "Linear(2, 32) -> BatchNorm1d(32) -> ReLU -> Dropout(0.1) -> Linear(32, 2)"
+    assert track.reference == ROOT / "solutions" / "data-pipeline" / "loop.py"
+    assert track.mutants_dir.is_dir() and track.katas_dir.is_dir()
+    split = track.split(0)
+    assert tuple(split.X_train.shape) == (225, 2) and tuple(split.X_val.shape) == (75, 2)
+
+
+def test_protocol_reuses_v1_where_the_call_is_the_same():
+    pipeline = {f.name: f for f in PROTOCOLS["pipeline"]}
+    for name in ("seed_everything", "make_data", "make_model", "make_optimizer", "train_epoch", "evaluate", "fit"):
+        assert pipeline[name] is BY_NAME[name]
+    assert pipeline["make_loader"] != BY_NAME["make_loader"]  # v1's loader checks do not run here
+    assert "make_dataset" in pipeline
+
+
+def test_pipeline_checks_run_on_this_track_only(track):
+    assert set(PIPELINE_CHECKS) <= set(ordered_ids(track=track))
+    assert not set(PIPELINE_CHECKS) & set(ordered_ids(track=get_track("moons")))
+    assert len(PIPELINE_CHECKS) >= 6
+    for cid in PIPELINE_CHECKS:
+        assert REGISTRY[cid].protocol == "pipeline" and REGISTRY[cid].calls
+
+
+# ------------------------------------------------------------------------------------------ reference
+
+
+def test_reference_passes_every_pipeline_check(plab, ref_source):
+    loop = _load(ref_source, "reference")
+    for cid, verdict in _verdicts(loop, plab, PIPELINE_CHECKS).items():
+        assert verdict.passed, f"{cid}: {verdict.render('en')}"
+        assert verdict.render("es") != verdict.render("en")
+
+
+# ------------------------------------------------------------------------------------------ mutants
+
+MUTANTS = load_mutants(ROOT / "mutants" / "data-pipeline")
+
+
+def test_at_least_eight_mutants():
+    assert len(MUTANTS) >= 8
+
+
+@pytest.mark.parametrize("mutant_id", sorted(MUTANTS))
+def test_mutant_killed_by_its_declared_checks(plab, ref_source, mutant_id):
+    mutant = MUTANTS[mutant_id]
+    assert set(mutant.killed_by) <= set(PIPELINE_CHECKS) | set(REGISTRY)
+    loop = _load(apply(mutant, ref_source), mutant_id)
+    for cid, verdict in _verdicts(loop, plab, mutant.killed_by).items():
+        assert not verdict.passed, f"{mutant_id} survives {cid}: {verdict.render('en')}"
+        # the message quotes what was measured, in both languages
+        assert verdict.params and verdict.render("es")
+
+
+# Faults inside the Dataset's methods, as edits of the reference: (old, new, check, text of the failure)
+METHOD_FAULTS = {
+    "len-off-by-one": ("return len(self.X)", "return len(self.X) - 1", "pipeline.dataset", "has len 224"),
+    "len-one-too-many": ("return len(self.X)", "return len(self.X) + 1", "pipeline.dataset", "has len 226"),
+    "jitter-frozen": (
+        "        self.X, self.y, self.jitter = X, y, jitter\n",
+        "        self.X, self.y, self.jitter = X, y, jitter\n"
+        "        self.noise = np.random.normal(0.0, jitter, size=X.shape) if jitter else None\n",
+        "pipeline.dataset", "drawn once",
+    ),
+    "labels-shifted": ("return x, self.y[i]", "return x, self.y[i - 1]", "pipeline.dataset", "with label"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(METHOD_FAULTS))
+def test_dataset_method_faults_are_caught(plab, ref_source, fault):
+    old, new, cid, text = METHOD_FAULTS[fault]
+    assert old in ref_source
+    source = ref_source.replace(old, new, 1)
+    if fault == "jitter-frozen":
+        source = source.replace(
+            "noise = np.random.normal(0.0, self.jitter, size=x.shape)", "noise = self.noise[i]", 1)
+    verdict = _verdicts(_load(source, fault), plab, [cid])[cid]
+    assert not verdict.passed and text in verdict.render("en"), verdict.render("en")
+
+
+def test_model_moved_after_the_optimizer_is_harmless():
+    """Measured, not taught as a fault: Module.to() keeps the Parameter objects an optimizer holds."""
+    import torch
+
+    model = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = list(model.parameters())
+    model.to(torch.float64)
+    assert all(a is b for a, b in zip(before, model.parameters(), strict=True))
+    assert optimizer.param_groups[0]["params"][0] is model.weight
