@@ -130,7 +130,7 @@ COURSE_SCHEMA = (
 )
 
 
-def load_course(path: Path, known: Sequence[str]) -> Course:
+def load_course(path: Path, known: Sequence[str], track=None) -> Course:
     """A course file (TOML), validated; CourseFileError names the file and the field.
 
     ::
@@ -165,7 +165,11 @@ def load_course(path: Path, known: Sequence[str]) -> Course:
     for cid, value in reading.items():
         if not isinstance(value, str) or not value.strip():
             raise CourseFileError(f"{where}: [read] {cid} must be a non-empty string")
-    order = ordered_ids(list(points), device="cpu")
+    order = ordered_ids(list(points), device="cpu", track=track)
+    skipped = [cid for cid in points if cid not in order]
+    if skipped:
+        raise CourseFileError(f"{where}: [points] names check(s) {', '.join(skipped)} that do not apply to the "
+                              f"track graded (`kata checks --track NAME` lists those that do)")
     return Course({cid: float(points[cid]) for cid in order}, {k: v.strip() for k, v in reading.items()},
                   values["title"], path)
 

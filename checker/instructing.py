@@ -38,20 +38,23 @@ UNCHANGED = Message(en="Since the previous grading: nothing changed.",
                     es="Desde la evaluación anterior: nada cambió.")
 
 
-def check_ids(only: tuple[str, ...]) -> list[str]:
-    """The checks --only names (all of them when none), in the battery's order; exit 2 for an unknown id."""
+def check_ids(only: tuple[str, ...], track=None) -> list[str]:
+    """The checks --only names (all of the track's when none), in the battery's order; exit 2 for an unknown id."""
     from checker.checks import ordered_ids
 
     try:
-        return ordered_ids(list(only) or None, device="cpu")
+        return ordered_ids(list(only) or None, device="cpu", track=track)
     except KeyError as exc:
         raise UsageProblem(f"unknown check id(s): {exc.args[0]}") from None
 
 
 def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, workers: int, timeout: float | None,
-                only: tuple[str, ...], force: bool, lang: str) -> None:
-    """`kata grade`: every submission in ``directory`` graded into the gradebook in ``out_dir``, a summary
-    printed; any bad argument is a UsageProblem (exit 2)."""
+                only: tuple[str, ...], force: bool, lang: str, track: str | None = None) -> None:
+    """`kata grade`: every submission in ``directory`` graded against ``track`` (default: moons) into the
+    gradebook in ``out_dir``, a summary printed; any bad argument is a UsageProblem (exit 2)."""
+    from checker.usage import track_named
+
+    chosen = track_named(track)
     from checker.checks import REGISTRY
     from checker.gradebook import Course, CourseFileError, existing_outputs, find_submissions, grade_folder, load_course
     from checker.gradebook import write_gradebook as write
@@ -73,16 +76,16 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
         raise UsageProblem("--course and --only both choose the checks: list them in the course file's [points]")
     if course_path is not None:
         try:
-            course = load_course(course_path, list(REGISTRY))
+            course = load_course(course_path, list(REGISTRY), track=chosen)
         except CourseFileError as exc:
             raise UsageProblem(str(exc)) from None
     else:
-        course = Course.equal(check_ids(only))
+        course = Course.equal(check_ids(only, chosen))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageProblem(f"-o {out_dir}: cannot create the folder ({exc.strerror})") from None
-    lab = prepared_lab("cpu")
+    lab = prepared_lab("cpu", chosen)
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

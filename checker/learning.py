@@ -60,12 +60,12 @@ def confirm(question: str, lang: str) -> bool:
     return answer.strip().lower() in ("y", "yes", "s", "si", "sí")
 
 
-def loss_curve(report, lang: str) -> str | None:
-    """A one-line chart of the epoch losses that loss.falls measured (the lesson's SGD run), if any."""
+def loss_curve(report, lang: str, track=None) -> str | None:
+    """A one-line chart of the epoch losses that loss.falls measured (the track's SGD run), if any."""
     import math
 
-    from checker.checks.loss import FALLS_LR
     from checker.term import sparkline
+    from checker.tracks import get_track
 
     res = next((c for c in report.checks if c.id == "loss.falls"), None)
     losses = (getattr(res, "measured", None) or {}).get("losses") if res else None
@@ -75,7 +75,8 @@ def loss_curve(report, lang: str) -> str | None:
     def shown(x: float) -> str:
         return f"{x:.3f}" if math.isfinite(x) else str(x)
 
-    return M.CURVE.render(lang, epochs=len(losses), lr=FALLS_LR, line=sparkline(losses),
+    return M.CURVE.render(lang, epochs=len(losses), lr=(track or get_track()).thresholds.falls_lr,
+                          line=sparkline(losses),
                           first=shown(losses[0]), last=shown(losses[-1]))
 
 
@@ -108,7 +109,7 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
     newly = session.record_check(kata, report.passed and not only)
     if con is None:
         return report.exit_code
-    curve = loss_curve(report, session.lang)
+    curve = loss_curve(report, session.lang, kata.setting)
     if curve:
         con.print(f"[dim]{escape(curve)}[/]")
     con.print("")

@@ -34,6 +34,9 @@ from checker.i18n import Message
 
 DEFAULT = "moons"
 """The track of protocol v1, and of every command run without ``--track``."""
+TRACKS_ENV = "KATA_TRACKS"
+"""More folders of track files (separated like PATH), e.g. a course's own: ``KATA_TRACKS=~/course/tracks``.
+Paths inside a track file are relative to its folder's parent."""
 
 
 class TrackError(Exception):
@@ -154,8 +157,11 @@ class Thresholds:
     """Adam at ``converge_lr`` for ``converge_epochs`` must classify this share of validation right."""
     converge_reached: float = 0.96
     """What the track's reference reaches there (quoted in the failure message)."""
+    falls_lr: float = 0.1
+    falls_epochs: int = 10
+    """SGD at ``falls_lr`` must lower the training loss in every one of ``falls_epochs`` epochs."""
     epochs: int = 30
-    """The track's usual run (``kata run``'s default epochs)."""
+    """The track's usual run."""
 
 
 @dataclass(frozen=True)
@@ -274,6 +280,8 @@ THRESHOLD_FIELDS = (
     Field("converge_lr", NUMBER, required=False),
     Field("converge_acc", FRACTION, required=False),
     Field("converge_reached", FRACTION, required=False),
+    Field("falls_lr", NUMBER, required=False),
+    Field("falls_epochs", POSITIVE_INT, required=False),
     Field("epochs", POSITIVE_INT, required=False),
 )
 
@@ -325,12 +333,29 @@ def tracks_dir() -> Path:
     return TRACKS_DIR
 
 
+def track_folders() -> list[Path]:
+    """The shipped ``tracks/``, then every folder in ``$KATA_TRACKS``."""
+    import os
+
+    extra = [Path(p).expanduser() for p in os.environ.get(TRACKS_ENV, "").split(os.pathsep) if p.strip()]
+    return [tracks_dir(), *extra]
+
+
 def all_tracks(folder: Path | None = None) -> dict[str, Track]:
-    """Every track in ``folder`` (default: the project's ``tracks/``), by id, in their declared order."""
-    folder = folder or tracks_dir()
-    root = folder.parent
-    found = [parse_track(p, root) for p in sorted(folder.glob("*.toml"))]
-    return {t.id: t for t in sorted(found, key=lambda t: (t.order, t.id))}
+    """Every track (in ``folder``, else in :func:`track_folders`), by id, in their declared order.
+
+    Two tracks with one id, or a ``$KATA_TRACKS`` folder that does not exist, raise TrackError.
+    """
+    found: dict[str, Track] = {}
+    for where in ([folder] if folder else track_folders()):
+        if not where.is_dir():
+            raise TrackError(f"{where}: no such folder of track files (${TRACKS_ENV})")
+        for path in sorted(where.glob("*.toml")):
+            track = parse_track(path, where.parent)
+            if track.id in found:
+                raise TrackError(f"{path}: track {track.id!r} is already declared by {found[track.id].file}")
+            found[track.id] = track
+    return {t.id: t for t in sorted(found.values(), key=lambda t: (t.order, t.id))}
 
 
 def get_track(name: str | None = None) -> Track:

@@ -24,9 +24,11 @@ def wheel(tmp_path_factory):
 
 def test_wheel_carries_katas_mutants_and_the_reference(wheel):
     names = set(wheel.namelist())
-    for folder in ("katas", "mutants"):
-        shipped = {n.rsplit("/", 1)[-1] for n in names if n.startswith(f"checker/_data/{folder}/")}
-        on_disk = {p.name for p in (ROOT / folder).iterdir() if p.is_file()}
+    for folder in ("katas", "mutants", "tracks", "solutions"):  # every track's files, subfolders included
+        shipped = {n.split("/", 2)[-1] for n in names if n.startswith(f"checker/_data/{folder}/")}
+        on_disk = {str(p.relative_to(ROOT / folder.split("/")[0])) for p in (ROOT / folder).rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts}
+        on_disk = {f"{folder}/{p}" for p in on_disk}
         assert on_disk <= shipped, f"{folder}: missing from the wheel: {sorted(on_disk - shipped)}"
     assert "checker/_data/solutions/loop.py" in names
     assert wheel.read("checker/_data/solutions/loop.py") == (ROOT / "solutions" / "loop.py").read_bytes()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from checker.checks.base import check, failed, passed
+from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import LOSS_FN_UNUSED, close, is_nan, num
 from checker.i18n import Message
 
-FALLS_EPOCHS, FALLS_LR = 10, 0.1
 STUCK = 1e-4
 """A change smaller than this share of the loss is float noise, not a fall (the reference falls by > 1%)."""
 MEAN_TOL = 1e-5
@@ -54,31 +53,34 @@ FALLS_SHORT = Message(
 def falls(loop, lab) -> dict:
     from checker.instruments import Rig, epoch_means
 
-    rig = Rig(lab, lr=FALLS_LR)
-    rig.optimizer = loop.make_optimizer(rig.model, name="sgd", lr=FALLS_LR)  # the file's own optimizer
-    loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, FALLS_EPOCHS, device=rig.device)
+    t = lab.track.thresholds
+    rig = Rig(lab, lr=t.falls_lr)
+    rig.optimizer = loop.make_optimizer(rig.model, name="sgd", lr=t.falls_lr)  # the file's own optimizer
+    loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, t.falls_epochs, device=rig.device)
     calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
-    return {"epochs": FALLS_EPOCHS, "losses": epoch_means(rig.tape), "loss_calls": calls}
+    return {"epochs": t.falls_epochs, "losses": epoch_means(rig.tape), "loss_calls": calls}
 
 
 @falls.judge
 def _(m: dict):
     losses = m["losses"]
+    t = judged_track().thresholds
+    lr = t.falls_lr
     if not m["loss_calls"]:
         return failed(LOSS_FN_UNUSED, where="fit", calls=0)
-    if len(losses) != m["epochs"]:
-        return failed(FALLS_SHORT, epochs=m["epochs"], ran=len(losses))
+    if len(losses) != t.falls_epochs:
+        return failed(FALLS_SHORT, epochs=t.falls_epochs, ran=len(losses))
     shown = ", ".join(f"{x:.3f}" for x in losses)
     for e, x in enumerate(losses, start=1):
         if is_nan(x):
-            return failed(FALLS_NAN, epochs=m["epochs"], lr=FALLS_LR, epoch=e, losses=shown)
+            return failed(FALLS_NAN, epochs=m["epochs"], lr=lr, epoch=e, losses=shown)
     for e in range(1, len(losses)):
         prev, cur = losses[e - 1], losses[e]
         if not cur < prev - STUCK * abs(prev):
             message = FALLS_STUCK if abs(cur - prev) <= STUCK * abs(prev) else FALLS_FAIL
-            return failed(message, epochs=m["epochs"], lr=FALLS_LR, epoch=e + 1, prev=prev, cur=cur,
+            return failed(message, epochs=m["epochs"], lr=lr, epoch=e + 1, prev=prev, cur=cur,
                           losses=shown)
-    return passed(FALLS_OK, epochs=m["epochs"], lr=FALLS_LR, first=losses[0], last=losses[-1])
+    return passed(FALLS_OK, epochs=m["epochs"], lr=lr, first=losses[0], last=losses[-1])
 
 
 # ---------------------------------------------------------------------------- loss.epoch_mean

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from checker.cli.common import current_lang, lang_option
+from checker.cli.common import current_lang, lang_option, track_option
 
 
 @click.command("grade", short_help="Grade a folder of submissions: grades, feedback, changes since last time.")
@@ -27,9 +27,10 @@ from checker.cli.common import current_lang, lang_option
 @click.option("--only", multiple=True, metavar="CHECK_ID", help="Grade only this check (repeatable).")
 @click.option("--force", is_flag=True,
               help="Grade again into an OUT that holds grades; the new grades are compared with them.")
+@track_option
 @lang_option
 def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers: int, timeout: float | None,
-              only: tuple[str, ...], force: bool, lang: str | None) -> None:
+              only: tuple[str, ...], force: bool, lang: str | None, track: str | None) -> None:
     """Grade every .py and .ipynb file in DIRECTORY into OUT.
 
     Each submission runs in its own sandboxed process with a time limit per check; one that
@@ -53,7 +54,7 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
     from checker.instructing import grade_class
 
     grade_class(directory, out_dir, course_path=course_path, workers=workers, timeout=timeout, only=only,
-                force=force, lang=current_lang(lang))
+                force=force, lang=current_lang(lang), track=track)
 
 
 @click.command("new", short_help="Scaffold a new mutant and its kata; --check says what a draft lacks.")

@@ -1,0 +1,263 @@
+"""Tracks: the setting as data (checker/tracks.py).
+
+The moons track is the lesson's setting number for number; track files are validated with messages
+naming the file and the field; checks run on the tracks whose protocol has the functions they call;
+and a third track added by following CONTRIBUTING.md, in a temporary copy of the project with no edit
+to checker/, verifies and grades.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from checker.checks import REGISTRY, ordered_ids
+from checker.tracks import TrackError, all_tracks, get_track, parse_track
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_moons_is_the_lessons_setting_number_for_number():
+    from sklearn.datasets import make_moons
+    from sklearn.model_selection import train_test_split
+
+    t = get_track("moons")
+    assert (t.data.n_samples, t.data.n_train, t.data.n_val) == (200, 150, 50)
+    assert t.data.call() == "make_moons(n_samples=200, noise=0.2)"
+    assert (t.model.arch, t.model.n_params, t.model.n_classes) == ("2-16-2", 82, 2)
+    assert t.model.layers == "Linear(2, 16) -> ReLU -> Linear(16, 2)"
+    th = t.thresholds
+    assert (th.batch_size, th.overfit_examples, th.overfit_steps, th.overfit_lr, th.overfit_loss) == (32, 8, 500, 0.5,
+                                                                                                     0.1)
+    assert (th.converge_epochs, th.converge_lr, th.converge_acc) == (100, 0.01, 0.9)
+    X, y = make_moons(n_samples=200, noise=0.2, random_state=0)
+    X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=50, random_state=0, stratify=y)
+    data = t.split(0)
+    assert torch.equal(data.X_train, torch.tensor(X_tr, dtype=torch.float32))
+    assert torch.equal(data.y_val, torch.tensor(y_va, dtype=torch.int64))
+    assert t.reference == ROOT / "solutions" / "loop.py"
+
+
+def test_model_spec_builds_the_mlp_torch_manual_seed_gives():
+    torch.manual_seed(0)
+    lesson = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))
+    built = get_track("moons").model.build(0)
+    assert all(torch.equal(a, b) for a, b in zip(lesson.parameters(), built.parameters(), strict=True))
+
+
+def test_three_classes_is_the_lessons_practice_setting():
+    t = get_track("three-classes")
+    assert t.data.call() == "make_blobs(n_samples=300, centers=3)"
+    assert (t.data.n_train, t.data.n_val, t.model.arch, t.model.n_params) == (240, 60, "2-16-3", 99)
+    assert t.thresholds.overfit_loss == 0.05
+    data = t.split(0)
+    assert torch.bincount(data.y_val).tolist() == [20, 20, 20]  # stratified
+
+
+def test_checks_run_on_the_tracks_whose_protocol_has_what_they_call():
+    moons = ordered_ids(track=get_track("moons"))
+    assert moons == [c for c in ordered_ids(track=get_track("moons"))]
+    assert not any(REGISTRY[c].protocol != "v1" for c in moons)  # moons runs protocol v1 checks only
+    three = ordered_ids(track=get_track("three-classes"))
+    assert set(moons) <= set(three) and any(REGISTRY[c].family == "best" for c in three)
+    pipeline = get_track("data-pipeline")
+    mine = ordered_ids(track=pipeline)
+    # the pipeline's make_loader takes a Dataset: checks written for v1's make_loader(X, y, ...) do not run
+    assert "loader.coverage" not in mine and "reference.make_loader" not in mine
+    for cid in mine:
+        chk = REGISTRY[cid]
+        assert all(name in pipeline.functions for name in chk.calls)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = """id = "{id}"
+order = 9
+protocol = ["v1"]
+reference = "solutions/{id}/loop.py"
+mutants = "mutants/{id}"
+katas = "katas/{id}"
+[title]
+en = "A"
+es = "B"
+[data]
+generator = "make_circles"
+n_samples = 100
+n_val = 20
+params = {{ noise = 0.1 }}
+[model]
+widths = [2, 8, 2]
+"""
+
+
+@pytest.mark.parametrize("change, expected", [
+    (("n_val = 20", "n_val = 200"), "n_val (200) must be below n_samples (100)"),
+    (("make_circles", "make_nothing_at_all; x"), "is not a make_* function"),
+    (('protocol = ["v1"]', 'protocol = ["v9"]'), "unknown group(s) v9"),
+    (("widths = [2, 8, 2]", "widths = [2, 0, 2]"), "field `widths` must be a non-empty list of whole numbers"),
+    (("[model]", "colour = 3\n[model]"), "unknown field(s) `colour`"),
+    (('id = "t"', 'id = "other"'), "the file is named t.toml"),
+])
+def test_a_bad_track_file_is_named_with_its_field(tmp_path, change, expected):
+    text = GOOD.format(id="t").replace(*change)
+    with pytest.raises(TrackError, match=None) as info:
+        parse_track(_write(tmp_path / "tracks" / "t.toml", text), tmp_path)
+    assert expected in str(info.value) and "t.toml" in str(info.value)
+
+
+def test_kata_tracks_folders_add_tracks_and_refuse_a_duplicate(tmp_path, monkeypatch):
+    _write(tmp_path / "tracks" / "extra.toml", GOOD.format(id="extra"))
+    monkeypatch.setenv("KATA_TRACKS", str(tmp_path / "tracks"))
+    tracks = all_tracks()
+    assert "extra" in tracks and tracks["extra"].reference == tmp_path / "solutions" / "extra" / "loop.py"
+    _write(tmp_path / "tracks" / "moons.toml", GOOD.format(id="moons"))
+    with pytest.raises(TrackError, match="already declared"):
+        all_tracks()
+
+
+def kata(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "checker", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=600)
+
+
+def test_an_unknown_track_is_a_usage_error():
+    proc = kata("check", "--track", "nope", "solutions/loop.py", cwd=ROOT)
+    assert proc.returncode == 2 and "no track called 'nope'" in proc.stderr and "moons" in proc.stderr
+    proc = kata("tracks", "--json", cwd=ROOT)
+    assert {row["track"] for row in json.loads(proc.stdout)} >= {"moons", "three-classes", "data-pipeline"}
+
+
+# ------------------------------------------------------------------ a third track, following CONTRIBUTING.md
+
+CIRCLES = """id = "circles"
+order = 4
+protocol = ["v1"]
+reference = "solutions/circles/loop.py"
+mutants = "mutants/circles"
+katas = "katas/circles"
+
+[title]
+en = "Circles: a deeper MLP"
+es = "Círculos: un MLP más profundo"
+
+[data]
+generator = "make_circles"
+n_samples = 240
+n_val = 60
+params = { noise = 0.1, factor = 0.5 }
+
+[model]
+widths = [2, 12, 12, 2]
+
+[thresholds]
+overfit_loss = 0.1
+converge_acc = 0.85
+converge_reached = 0.95
+falls_lr = 0.02
+falls_epochs = 5
+"""
+
+ZERO_GRAD = """id = "zero-grad-missing"
+title = "optimizer.zero_grad() is missing"
+description = "Gradients add up across batches, so every step uses the sum of all the gradients so far."
+killed_by = ["steps.fresh_grads"]
+documented_in = "pitfalls article, table of mistakes: no optimizer.zero_grad() before backward()"
+operator = "delete_statement"
+function = "train_epoch"
+target = "optimizer.zero_grad()"
+"""
+
+KATA = """mutant = "zero-grad-missing"
+
+[title]
+en = "Circles that will not settle"
+es = "Círculos que no se asientan"
+
+[story]
+en = "Predict first: with SGD at lr 0.1, should the loss ever climb back? Run it and watch."
+es = "Primero, predice: con SGD y lr 0.1, ¿debería volver a subir la pérdida? Ejecútalo y mira."
+
+[[hints]]
+en = "What is each update made of: this batch's gradient alone, or more?"
+es = "¿De qué está hecha cada actualización: solo del gradiente de este lote, o de algo más?"
+
+[[hints]]
+en = "backward() adds into .grad; something must clear it once per batch."
+es = "backward() suma sobre .grad; algo debe vaciarlo una vez por lote."
+
+[read]
+en = "PyTorch docs: torch.optim.Optimizer.zero_grad."
+es = "Documentación de PyTorch: torch.optim.Optimizer.zero_grad."
+"""
+
+
+def circles_reference() -> str:
+    """solutions/loop.py turned into the circles setting, as CONTRIBUTING's step 2 says."""
+    src = (ROOT / "solutions" / "loop.py").read_text(encoding="utf-8")
+    for old, new in (("from sklearn.datasets import make_moons", "from sklearn.datasets import make_circles"),
+                     ("make_moons(n_samples=200, noise=0.2, random_state=seed)",
+                      "make_circles(n_samples=240, noise=0.1, factor=0.5, random_state=seed)"),
+                     ("test_size=50", "test_size=60"),
+                     ("nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))",
+                      "nn.Sequential(nn.Linear(2, 12), nn.ReLU(), nn.Linear(12, 12), nn.ReLU(), nn.Linear(12, 2))")):
+        assert old in src, old
+        src = src.replace(old, new)
+    return src
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A temporary copy of the project with the circles track added; checker/ is copied untouched."""
+    copy = tmp_path_factory.mktemp("project")
+    for name in ("checker", "tracks", "solutions", "mutants", "katas", "docs"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    _write(copy / "tracks" / "circles.toml", CIRCLES)
+    _write(copy / "solutions" / "circles" / "loop.py", circles_reference())
+    _write(copy / "mutants" / "circles" / "zero-grad-missing.toml", ZERO_GRAD)
+    _write(copy / "katas" / "circles" / "010-circles-that-will-not-settle.toml", KATA)
+    return copy
+
+
+def test_a_third_track_added_by_contributing_verifies_and_grades(project, tmp_path):
+    before = {p.relative_to(ROOT / "checker"): p.read_bytes() for p in (ROOT / "checker").rglob("*.py")}
+    verify = kata("mutants", "--track", "circles", "verify", "--seeds", "1", "-q", cwd=project)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "zero-grad-missing" in verify.stdout
+    proofs = json.loads((project / "mutants" / "circles" / "proofs.json").read_text())
+    assert proofs["proofs"]["zero-grad-missing"]["status"] == "Killed"
+
+    # the kata is proven now: the learner sees it under its track and can open it
+    listed = json.loads(kata("list", "--json", "--track", "circles", "--dir", str(tmp_path), cwd=project).stdout)
+    assert [row["kata"] for row in listed] == ["circles-that-will-not-settle"]
+    opened = kata("next", "--track", "circles", "--json", "--dir", str(tmp_path), cwd=project)
+    assert json.loads(opened.stdout)["kata"] == "circles-that-will-not-settle", opened.stderr
+
+    # a class graded against the track: the reference passes, the mutant fails on its declared check
+    subs = tmp_path / "class"
+    _write(subs / "alice.py", circles_reference())
+    exported = kata("mutants", "--track", "circles", "export", "zero-grad-missing", str(subs / "bob.py"),
+                    cwd=project)
+    assert exported.returncode == 0, exported.stderr
+    graded = kata("grade", str(subs), "-o", str(tmp_path / "out"), "--track", "circles", cwd=project)
+    assert graded.returncode == 0, graded.stderr
+    rows = {r["submission"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
+    assert rows["alice.py"]["passed"] == "true" and rows["bob.py"]["passed"] == "false"
+    assert rows["bob.py"]["steps.fresh_grads"] == "fail" and rows["alice.py"]["steps.fresh_grads"] == "pass"
+    # graded against the circles setting: moons' sizes would fail alice's data check
+    assert rows["alice.py"]["data.lesson"] == "pass"
+    after = {p.relative_to(ROOT / "checker"): p.read_bytes() for p in (ROOT / "checker").rglob("*.py")}
+    assert before == after
+    assert (project / "checker" / "tracks.py").read_bytes() == (ROOT / "checker" / "tracks.py").read_bytes()
