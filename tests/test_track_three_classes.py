@@ -202,3 +202,26 @@ def test_mutant_is_killed_for_its_reason(mutant_id, cid, lab, reference):
     loop = load_loop(apply(MUTANTS[mutant_id], REFERENCE_SOURCE), f"{mutant_id}.py")
     result = verdict(cid, loop, reference, lab)
     assert not result.passed and REASONS[(mutant_id, cid)] in result.render("en"), result.render("en")
+
+
+# ---------------------------------------------------------------------------- the katas
+
+
+def test_katas_name_the_tracks_mutants_and_quote_in_both_languages():
+    import re
+
+    from checker.katas import load_katas
+
+    katas = load_katas(track="three-classes", drafts=True)
+    assert len(katas) >= 8
+    for kata in katas:
+        assert kata.mutant in MUTANTS, kata.slug
+        sym = kata.symptom
+        assert sym, kata.slug
+        if sym["kind"] == "check_fails":
+            assert sym["check"] in MUTANTS[kata.mutant].killed_by, kata.slug
+        texts = [q[3] for q in sym.get("quotes", ())] + list(sym.get("quotes_text", ()))
+        assert texts, kata.slug
+        for text in texts:
+            for lang in ("en", "es"):
+                assert re.search(rf"(?<![\d.]){re.escape(text)}(?!\d)", getattr(kata.story, lang)), (kata.slug, text)
