@@ -484,7 +484,11 @@ def _secret_dirs() -> list[str]:
         from checker.paths import MUTANTS_DIR, SOLUTIONS_DIR
 
         dirs += [SOLUTIONS_DIR, MUTANTS_DIR]
-    except Exception:  # noqa: BLE001 - the paths module is optional here
+        from checker.tracks import all_tracks
+
+        for track in all_tracks().values():  # a course's own tracks ($KATA_TRACKS) keep theirs secret too
+            dirs += [track.reference.parent, track.mutants_dir]
+    except Exception:  # noqa: BLE001 - the paths and tracks modules are optional here
         pass
     return [str(Path(d).resolve()) + os.sep for d in dirs]
 

@@ -237,7 +237,6 @@ def show_solution(session: Session, kata: Kata) -> None:
     from rich.syntax import Syntax
 
     from checker.diffs import changed_functions, changed_lines, print_diff, unified
-    from checker.paths import REFERENCE
 
     con = out()
     con.print(f"[bold magenta]{escape(session.header(kata))}[/]")
@@ -256,15 +255,16 @@ def show_solution(session: Session, kata: Kata) -> None:
     else:
         # the commented mutant, so the diff is the fix alone (the starter has no comments)
         starter = mutant_of(session, kata)
-        reference = reference_source()
+        track = kata.setting
+        reference = reference_source(track)
         session.tell(con, M.SOLUTION_DIFF)
-        print_diff(unified(starter, reference, f"starter/{kata.slug}.py", "solutions/loop.py"), con, limit=200,
+        print_diff(unified(starter, reference, f"starter/{kata.slug}.py", track.reference_path), con, limit=200,
                    lang=session.lang)
         con.print("")
         lines = reference.splitlines()
         funcs = changed_functions(starter, reference)
         if funcs:
-            session.tell(con, M.SOLUTION_FUNCS, path=shown_path(REFERENCE))
+            session.tell(con, M.SOLUTION_FUNCS, path=shown_path(track.reference))
             marked = changed_lines(starter, reference)
             for _, first, last in funcs:
                 code = "\n".join(lines[first - 1:last])
@@ -319,8 +319,8 @@ def track_of_file(path: str, workdir: str | None = None) -> str | None:
     """The track of the kata whose file ``path`` is, in the working folder's progress; None when it is none's."""
     import os
 
-    from checker.katas import KataFileError, load_katas
     from checker.cli.common import current_workdir
+    from checker.katas import KataFileError, load_katas
     from checker.progress import Progress, ProgressError, resolve_workdir
 
     try:

@@ -27,7 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from checker.catalogue import (
-    BOOL, FRACTION, INTS, MESSAGE, NUMBER, POSITIVE_INT, STRINGS, TABLE, TEXT, Field, read_toml, refuse_unknown,
+    BOOL,
+    FRACTION,
+    INTS,
+    MESSAGE,
+    NUMBER,
+    POSITIVE_INT,
+    STRINGS,
+    TABLE,
+    TEXT,
+    Field,
+    read_toml,
+    refuse_unknown,
     take,
 )
 from checker.i18n import Message

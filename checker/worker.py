@@ -73,7 +73,8 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw
 
         _child_setup()
         lab.draw = draw
-        module = _load(source, filename, rep, lab.track)  # arms the reporter's tamper guard: it looks before every event
+        # arms the reporter's tamper guard: it looks before every event
+        module = _load(source, filename, rep, lab.track)
         if module is None:
             return
         for cid in check_ids:

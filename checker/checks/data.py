@@ -18,8 +18,8 @@ VALUE_TOL = 1e-6
 
 LESSON_TITLE = Message(en="the lesson's data and split", es="los datos y la partición de la lección")
 LESSON_OK = Message(
-    en="make_data(seed=0) gives the lesson's {n_train}/{n_val} split: classes {train_counts} in training, {val_counts} in "
-    "validation",
+    en="make_data(seed=0) gives the lesson's {n_train}/{n_val} split: classes {train_counts} in training, "
+    "{val_counts} in validation",
     es="make_data(seed=0) da la partición {n_train}/{n_val} de la lección: clases {train_counts} en entrenamiento, "
     "{val_counts} en validación",
 )

@@ -6,7 +6,6 @@ from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import num
 from checker.i18n import Message
 
-
 INIT_TITLE = Message(en="the lesson's MLP, seeded", es="el MLP de la lección, con semilla")
 INIT_OK = Message(
     en="make_model builds {n} parameters ({shapes}) whose initial weights depend on the seed alone",

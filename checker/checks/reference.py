@@ -164,7 +164,8 @@ SEED_DIFF = Message(
 )
 
 
-@check("reference.seed_everything", family="reference", calls=("seed_everything",), title=SEED_TITLE, cost=0.1, timeout=20.0, reference=True)
+@check("reference.seed_everything", family="reference", calls=("seed_everything",),
+       title=SEED_TITLE, cost=0.1, timeout=20.0, reference=True)
 def seed_everything(loop, lab) -> dict:
     import random
 
@@ -223,7 +224,8 @@ DATA_VALUES = Message(
 DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 
 
-@check("reference.make_data", family="reference", calls=("make_data",), title=DATA_TITLE, cost=0.3, timeout=20.0, reference=True)
+@check("reference.make_data", family="reference", calls=("make_data",),
+       title=DATA_TITLE, cost=0.3, timeout=20.0, reference=True)
 def make_data(loop, lab) -> dict:
     import torch
 
@@ -315,7 +317,8 @@ LOADER_SAME_EPOCHS = Message(
 )
 
 
-@check("reference.make_loader", family="reference", calls=("make_loader",), title=LOADER_TITLE, cost=0.3, timeout=20.0, reference=True)
+@check("reference.make_loader", family="reference", calls=("make_loader",),
+       title=LOADER_TITLE, cost=0.3, timeout=20.0, reference=True)
 def make_loader(loop, lab) -> dict:
     from checker.checks.loader import index_batches
     from checker.instruments import scramble_global_rng
@@ -395,7 +398,8 @@ MODEL_WEIGHTS = Message(
 )
 
 
-@check("reference.make_model", family="reference", calls=("make_model",), title=MODEL_TITLE, cost=0.1, timeout=20.0, reference=True)
+@check("reference.make_model", family="reference", calls=("make_model",),
+       title=MODEL_TITLE, cost=0.1, timeout=20.0, reference=True)
 def make_model(loop, lab) -> dict:
     import torch
 
@@ -465,7 +469,8 @@ def _optimizer_class(opt) -> str:
     return f"{type(opt).__module__}.{type(opt).__qualname__}"
 
 
-@check("reference.make_optimizer", family="reference", calls=("make_optimizer",), title=OPT_TITLE, cost=0.1, timeout=20.0,
+@check("reference.make_optimizer", family="reference", calls=("make_optimizer",),
+       title=OPT_TITLE, cost=0.1, timeout=20.0,
        reference=True)
 def make_optimizer(loop, lab) -> dict:
     from checker.instruments import lesson_mlp
@@ -571,7 +576,8 @@ def _training(loop, lab, d, *, fit: bool) -> dict:
     return {"loss": plain_number(loss), "weights": _weights(model), "optimizer": settings}
 
 
-@check("reference.train_epoch", family="reference", calls=("train_epoch", "make_optimizer"), title=TRAIN_TITLE, cost=0.3, timeout=20.0, reference=True)
+@check("reference.train_epoch", family="reference", calls=("train_epoch", "make_optimizer"),
+       title=TRAIN_TITLE, cost=0.3, timeout=20.0, reference=True)
 def train_epoch(loop, lab) -> dict:
     return {"draw": lab.draw.train_epoch.__dict__, **_training(loop, lab, lab.draw.train_epoch, fit=False)}
 
@@ -600,7 +606,8 @@ def _(mine: dict, ref: dict):
     return passed(TRAIN_OK, diff=diff, **args)
 
 
-@check("reference.fit", family="reference", calls=("fit", "make_optimizer"), title=FIT_TITLE, cost=0.6, timeout=20.0, reference=True)
+@check("reference.fit", family="reference", calls=("fit", "make_optimizer"),
+       title=FIT_TITLE, cost=0.6, timeout=20.0, reference=True)
 def fit(loop, lab) -> dict:
     return {"draw": lab.draw.fit.__dict__, **_training(loop, lab, lab.draw.fit, fit=True)}
 
@@ -643,7 +650,8 @@ EVAL_DIFF = Message(
 )
 
 
-@check("reference.evaluate", family="reference", calls=("evaluate",), title=EVAL_TITLE, cost=0.1, timeout=20.0, reference=True)
+@check("reference.evaluate", family="reference", calls=("evaluate",),
+       title=EVAL_TITLE, cost=0.1, timeout=20.0, reference=True)
 def evaluate(loop, lab) -> dict:
     from torch import nn
 

@@ -59,7 +59,8 @@ def _same(a, b) -> bool:
     return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
 
 
-@check("repro.seeds", family="repro", calls=("seed_everything", "make_loader", "make_model", "make_optimizer", "fit"), title=SEEDS_TITLE, cost=1.7, timeout=20.0)
+@check("repro.seeds", family="repro", calls=("seed_everything", "make_loader", "make_model", "make_optimizer", "fit"),
+       title=SEEDS_TITLE, cost=1.7, timeout=20.0)
 def seeds(loop, lab) -> dict:
     import torch
     from torch import nn

@@ -164,12 +164,12 @@ OVERFIT_OK = Message(
 OVERFIT_FAIL = Message(
     en="after {steps} SGD steps at lr={lr} on just {n} examples the loss went from {first:.3f} to {loss:.4f} "
     "(should be under {max_loss}) and {correct}/{n} are classified right. An MLP with {n_params} parameters "
-    "memorises {n} points easily, so the steps of your loop do not learn: look at what happens between the forward pass and "
-    "the update",
+    "memorises {n} points easily, so the steps of your loop do not learn: look at what happens between the "
+    "forward pass and the update",
     es="tras {steps} pasos de SGD con lr={lr} sobre solo {n} ejemplos la pérdida pasó de {first:.3f} a "
     "{loss:.4f} (debería quedar bajo {max_loss}) y {correct}/{n} se clasifican bien. Un MLP de {n_params} "
-    "parámetros memoriza {n} puntos sin esfuerzo, así que los pasos de tu bucle no aprenden: mira qué pasa entre la pasada "
-    "hacia delante y la actualización",
+    "parámetros memoriza {n} puntos sin esfuerzo, así que los pasos de tu bucle no aprenden: mira qué pasa entre "
+    "la pasada hacia delante y la actualización",
 )
 
 OVERFIT_STALLED = Message(
@@ -184,7 +184,8 @@ OVERFIT_STALLED = Message(
 )
 
 
-@check("steps.overfit", family="steps", calls=("train_epoch", "make_optimizer"), title=OVERFIT_TITLE, cost=11.0, timeout=30.0)
+@check("steps.overfit", family="steps", calls=("train_epoch", "make_optimizer"),
+       title=OVERFIT_TITLE, cost=11.0, timeout=30.0)
 def overfit(loop, lab) -> dict:
     from checker.instruments import Rig
 

@@ -441,8 +441,7 @@ def run_generated(
     ref = ReferenceResult(seeds=[0])
     if todo or ref_entry is None:
         if lab is None:
-            from checker.lab import Lab
-            from checker.lab import import_heavy
+            from checker.lab import Lab, import_heavy
 
             import_heavy()
             lab = Lab().prepare()

@@ -260,8 +260,7 @@ def run_verify(
     setup = time.perf_counter() - started
 
     if lab is None:
-        from checker.lab import Lab
-        from checker.lab import import_heavy
+        from checker.lab import Lab, import_heavy
 
         import_heavy()
         lab = Lab().prepare()
