@@ -417,13 +417,13 @@ def grade(
     from checker.draws import Draw
 
     device = getattr(lab, "device", "cpu")
-    ids = ordered_ids(check_ids, device=device)
+    ids = ordered_ids(check_ids, device=device, track=lab.track)
     limits = limits or Limits()
     shared = draw if draw is not None else Draw.fresh(lab.track)
     references: dict[int, _ReferenceRun] = {}
     states: list[_State] = []
     for sub in submissions:
-        own = ids if sub.check_ids is None else ordered_ids(sub.check_ids, device=device)
+        own = ids if sub.check_ids is None else ordered_ids(sub.check_ids, device=device, track=lab.track)
         wanted = [c for c in own if REGISTRY[c].reference]
         this_draw = sub.draw if sub.draw is not None else shared
         ref = None
@@ -434,7 +434,7 @@ def grade(
             ref.ids.extend(c for c in wanted if c not in ref.ids)
         states.append(_State(sub, own, lang, ref))
     for ref in references.values():
-        ref.ids = ordered_ids(ref.ids, device=device)
+        ref.ids = ordered_ids(ref.ids, device=device, track=lab.track)
     grader = _Grader(lab, limits, lang, on_check, on_report)
     for st in states:
         st.report.integrity = _integrity(st.sub, lang)
