@@ -143,3 +143,44 @@ def test_model_moved_after_the_optimizer_is_harmless():
     model.to(torch.float64)
     assert all(a is b for a, b in zip(before, model.parameters(), strict=True))
     assert optimizer.param_groups[0]["params"][0] is model.weight
+
+
+# ------------------------------------------------------------------------------------------ katas
+
+
+def _katas():
+    from checker.katas import load_katas
+
+    return load_katas(track=TRACK, drafts=True)
+
+
+def test_at_least_eight_katas_each_on_a_mutant_of_the_track():
+    katas = _katas()
+    assert len(katas) >= 8
+    for kata in katas:
+        assert kata.mutant in MUTANTS, kata.slug
+        assert kata.symptom and kata.story.en and kata.story.es and len(kata.hints) >= 2
+
+
+@pytest.mark.parametrize("slug", sorted(k.slug for k in _katas()))
+def test_kata_quotes_of_check_messages_are_true(plab, ref_source, slug):
+    """Each number a story quotes from a check's message is in that message, in both languages.
+
+    (The table numbers the stories quote are ``kata run``'s, checked by tests/test_kata_stories.py.)"""
+    kata = next(k for k in _katas() if k.slug == slug)
+    texts = list(kata.symptom.get("quotes_text", ()))
+    for text in texts + [q[3] for q in kata.symptom.get("quotes", ())]:
+        assert text in kata.story.en and text in kata.story.es, (slug, text)
+    if not texts:
+        return
+    mutant = MUTANTS[kata.mutant]
+    check_id = kata.symptom.get("check") or mutant.killed_by[0]
+    loop = _load(apply(mutant, ref_source), f"kata-{slug}")
+    verdict = _verdicts(loop, plab, [check_id])[check_id]
+    assert not verdict.passed
+    for lang in ("en", "es"):
+        for text in texts:
+            if text.isascii() and any(c.isdigit() for c in text):
+                assert text in verdict.render(lang), (slug, lang, text, verdict.render(lang))
+    for text in texts:
+        assert text in verdict.render("en"), (slug, text, verdict.render("en"))
