@@ -278,18 +278,21 @@ def _flags(args: Sequence[str]) -> str:
     return " ".join(args)
 
 
-def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None = None) -> str:
-    """docs/katas.md, from the data: every ready kata (drafts left out) and the mutants without one."""
+def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None = None, track=None) -> str:
+    """docs/katas.md (moons) or docs/katas-<track>.md, from the data: every ready kata of the track (drafts left
+    out) and its mutants without one."""
     import jinja2
 
     from checker.catalogue import drafts_of
     from checker.katas import load_katas
-    from checker.mutation import load_mutants
+    from checker.mutation import load_mutants, resolve_dir
+    from checker.tracks import all_tracks, get_track
 
-    every = load_katas(katas_dir, drafts=True)
+    track = track or get_track()
+    every = load_katas(katas_dir, drafts=True, track=track.id)
     drafts = drafts_of(every, mutants_dir)
     katas = [k for k in every if k.slug not in drafts]
-    mutants = load_mutants(mutants_dir)
+    mutants = load_mutants(resolve_dir(mutants_dir, track))
     rows = []
     for k in katas:
         practice = getattr(k, "practice", None)
@@ -317,8 +320,10 @@ def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None =
     env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
     check_only = sum((k.symptom or {}).get("kind") == "check_fails" for k in katas)
     practice = sum(getattr(k, "practice", None) is not None for k in katas)
+    others = [t for t in all_tracks().values() if t.id != track.id and t.katas_dir.is_dir()]
     return env.get_template("katas.md.j2").render(
-        katas=katas, rows=rows, spare=spare, check_only=_count_word(check_only), practice=_count_word(practice).lower())
+        katas=katas, rows=rows, spare=spare, check_only=_count_word(check_only), practice=_count_word(practice).lower(),
+        track=track, others=others)
 
 
 def _count_word(n: int) -> str:

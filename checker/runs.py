@@ -108,8 +108,8 @@ class _Seeds:
     def __getattr__(self, name: str):
         return getattr(self._loop, name)
 
-    def make_loader(self, X, y, batch_size=32, seed=0):
-        return self._loop.make_loader(X, y, batch_size=batch_size, seed=self._loader_seed)
+    def make_loader(self, *data, batch_size=32, seed=0, **options):
+        return self._loop.make_loader(*data, batch_size=batch_size, seed=self._loader_seed, **options)
 
     def make_model(self, seed=0):
         return self._loop.make_model(seed=self._model_seed)

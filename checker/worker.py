@@ -163,6 +163,14 @@ def run_target(source: str, filename: str, settings, lab) -> Callable[[Reporter]
     return target
 
 
+def make_track_loader(loop, track, X, y, *, batch_size: int, seed: int):
+    """The loop's own loader over ``(X, y)``: through its ``make_dataset`` where the track's protocol has one
+    (the data-pipeline track), else ``make_loader(X, y, ...)`` as protocol v1 says."""
+    if track is not None and "make_dataset" in track.functions:
+        return loop.make_loader(loop.make_dataset(X, y), batch_size=batch_size, seed=seed)
+    return loop.make_loader(X, y, batch_size=batch_size, seed=seed)
+
+
 def run_lesson(loop, settings, lab) -> tuple[list[dict], list[str]]:
     """The lesson's run (a ``checker.runs.RunSettings``): data, loader, model, optimizer and schedule from the
     loop's own functions."""
@@ -172,7 +180,7 @@ def run_lesson(loop, settings, lab) -> tuple[list[dict], list[str]]:
     seed, device, epochs = settings.seed, settings.device, settings.epochs
     loop.seed_everything(seed=seed)
     X_train, y_train, X_val, y_val = loop.make_data(seed=0)
-    loader = loop.make_loader(X_train, y_train, batch_size=settings.batch_size, seed=seed)
+    loader = make_track_loader(loop, lab.track, X_train, y_train, batch_size=settings.batch_size, seed=seed)
     model = loop.make_model(seed=seed).to(device)
     optimizer = loop.make_optimizer(model, name=settings.optimizer, lr=settings.lr)
     scheduler = None

@@ -113,6 +113,12 @@ def _function(model, X, track) -> dict:
     with torch.no_grad():
         for target, value in zip(theirs, mine, strict=True):
             target.copy_(value.cpu())
+        # BatchNorm's running statistics too (a forward pass in training mode has moved them)
+        buffers = [b.detach() for b in model.buffers()]
+        spec_buffers = list(spec.buffers())
+        if [tuple(b.shape) for b in buffers] == [tuple(b.shape) for b in spec_buffers]:
+            for target, value in zip(spec_buffers, buffers, strict=True):
+                target.copy_(value.cpu())
         model.eval()
         spec.eval()
         got = model(X)

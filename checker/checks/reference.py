@@ -565,6 +565,10 @@ def _training(loop, lab, d, *, fit: bool) -> dict:
     loader = _loader(lab.data.X_train, lab.data.y_train, d.batch_size, d.loader_seed)
     optimizer = loop.make_optimizer(model, name=d.optimizer, lr=d.lr)
     settings = _settings(optimizer, model)  # before training: a scheduler changes the lr as it goes
+    # a model with dropout draws its masks from the global generator: the same state on both sides
+    import torch
+
+    torch.manual_seed(d.model_seed ^ d.loader_seed)
     if fit:
         history = loop.fit(model, optimizer, loader, nn.CrossEntropyLoss(), d.epochs,
                            scheduler=_scheduler(optimizer, d), val=(lab.data.X_val, lab.data.y_val),

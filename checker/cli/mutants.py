@@ -123,7 +123,7 @@ def doc_cmd(ctx: click.Context, out_path: Path | None, katas_dir: Path | None) -
     """
     from checker.mutation.actions import write_doc
 
-    write_doc(katas_dir, ctx.obj.get("mutants_dir"), out_path)
+    write_doc(katas_dir, ctx.obj.get("mutants_dir"), out_path, ctx.obj["track"])
 
 
 @mutants_group.command("generate")

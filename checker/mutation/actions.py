@@ -234,7 +234,7 @@ def record(mutants_dir: str | None, result) -> None:
         console().print(f"[dim]proofs recorded in {path}[/]")
 
 
-def write_doc(katas_dir: Path | None, mutants_dir: str | None, out_path: Path | None) -> None:
+def write_doc(katas_dir: Path | None, mutants_dir: str | None, out_path: Path | None, track=None) -> None:
     """`kata mutants doc`: the catalogue page, printed, or written to ``out_path``."""
     from checker.authoring import catalogue_markdown
     from checker.catalogue import atomic_write
@@ -242,7 +242,7 @@ def write_doc(katas_dir: Path | None, mutants_dir: str | None, out_path: Path | 
     from checker.mutation import MutantFileError
 
     try:
-        text = catalogue_markdown(katas_dir, mutants_dir)
+        text = catalogue_markdown(katas_dir, mutants_dir, track)
     except (KataFileError, MutantFileError) as exc:
         raise UsageProblem(str(exc)) from None
     if out_path is None:
