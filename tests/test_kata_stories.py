@@ -26,7 +26,11 @@ loss table of the lesson's MLP on a CPU can show, where the story sends the lear
 ``off_grid``          some value of the column is not a multiple of ``grid``.
 ``warns``             ``kata run`` prints a warning containing ``warning``.
 ``check_fails``       the table equals the lesson's, and ``kata check``'s ``check`` fails on the mutant
-                      (its message containing every ``quotes_text``) while passing on the reference.
+                      (its message containing every ``quotes_text``) while passing on the reference. With
+                      ``raises``, the mutant's ``kata run`` stops with an error containing that text instead
+                      of printing a table (the reference's runs as usual).
+
+Every kata is run on its own track (``kata run --track``): its mutant, its reference, its setting.
 """
 
 from __future__ import annotations
@@ -36,8 +40,10 @@ import re
 
 import pytest
 
+from checker.checks.base import judging
 from checker.katas import load_katas
 from checker.term import fmt
+from checker.tracks import get_track
 
 KATAS = [k for k in load_katas() if k.practice is None]  # practice katas break no loop: tests/test_practice.py
 REF = "reference"
@@ -66,55 +72,62 @@ def _settings(args: tuple[str, ...]):
 
 
 def _needed() -> tuple[set, set]:
+    """(track, who, flags) runs and (track, who, check id) checks the stories need."""
     runs, checks = set(), set()
     for kata in KATAS:
         sym = SYMPTOMS.get(kata.slug)
         if sym is None:
             continue
         for who in (kata.mutant, REF):
-            runs.add((who, kata.try_args))
+            runs.add((kata.track, who, kata.try_args))
             if "other" in sym:
-                runs.add((who, tuple(sym["other"])))
+                runs.add((kata.track, who, tuple(sym["other"])))
             if sym["kind"] == "check_fails":
-                checks.add((who, sym["check"]))
+                checks.add((kata.track, who, sym["check"]))
     return runs, checks
 
 
 @pytest.fixture(scope="module")
-def observed(lab, reference_source) -> dict:
-    """Every run and check the stories need, as one batch of sandboxed children on both cores."""
+def observed(lab) -> dict:
+    """Every run and check the stories need, each on its kata's track, as one batch of sandboxed children."""
     from checker.checks import REGISTRY
-    from checker.mutation import mutant_source
+    from checker.lab import Lab
+    from checker.mutation import mutant_source, reference_source
     from checker.sandbox import Job, Limits, run_jobs
     from checker.worker import check_target, run_target
 
     runs, checks = _needed()
-    sources = {REF: reference_source}
-    for who, _ in runs | checks:
-        if who not in sources:
-            sources[who] = mutant_source(who)
+    labs = {"moons": lab}
+    sources = {}
+    for track, who, _ in runs | checks:
+        if track not in labs:
+            labs[track] = Lab(track=track).prepare()
+        if (track, who) not in sources:
+            setting = get_track(track)
+            sources[track, who] = reference_source(setting) if who == REF else mutant_source(who, track=setting)
     jobs = []
-    for who, args in sorted(runs, key=lambda r: -_settings(r[1]).epochs):  # longest first
+    for track, who, args in sorted(runs, key=lambda r: -_settings(r[2]).epochs):  # longest first
         settings = _settings(args)
-        jobs.append(Job(run_target(sources[who], f"{who}.py", settings, lab),
-                        Limits(step_timeout=60.0 + settings.epochs), tag=("run", who, args)))
-    for who, cid in sorted(checks):
-        jobs.append(Job(check_target(sources[who], f"{who}.py", [cid], lab), Limits(),
-                        tag=("check", who, cid)))
+        jobs.append(Job(run_target(sources[track, who], f"{who}.py", settings, labs[track]),
+                        Limits(step_timeout=60.0 + settings.epochs), tag=("run", track, who, args)))
+    for track, who, cid in sorted(checks):
+        jobs.append(Job(check_target(sources[track, who], f"{who}.py", [cid], labs[track]), Limits(),
+                        tag=("check", track, who, cid)))
     results: dict = {}
     for outcome in run_jobs(jobs, workers=2):
-        kind, who, what = outcome.job.tag
+        kind, track, who, what = outcome.job.tag
         events = {e.get("event"): e for e in outcome.events}
         if kind == "run":
             hist = events.get("history")
             error = None if hist else events.get("raised", {}).get("error", f"no history ({sorted(events)})")
-            results[(who, what)] = {"history": hist["history"] if hist else None,
-                                    "warnings": hist["warnings"] if hist else [], "error": error}
+            results[(track, who, what)] = {"history": hist["history"] if hist else None,
+                                           "warnings": hist["warnings"] if hist else [], "error": error}
         elif "measured" in events:
-            verdict = REGISTRY[what].judge(events["measured"]["measured"])
-            results[(who, what)] = {"passed": verdict.passed, "message": verdict.render("en")}
+            with judging(get_track(track)):
+                verdict = REGISTRY[what].judge(events["measured"]["measured"])
+            results[(track, who, what)] = {"passed": verdict.passed, "message": verdict.render("en")}
         else:
-            results[(who, what)] = {"passed": None, "message": f"not measured: {events}"}
+            results[(track, who, what)] = {"passed": None, "message": f"not measured: {events}"}
     return results
 
 
@@ -186,23 +199,28 @@ def test_catalogue_has_a_claim_per_kata() -> None:
     assert len(KATAS) >= 22
     assert slugs <= set(SYMPTOMS), f"katas without a symptom claim: {sorted(slugs - set(SYMPTOMS))}"
     assert set(SYMPTOMS) <= slugs, f"claims for no kata: {sorted(set(SYMPTOMS) - slugs)}"
-    mutants = [k.mutant for k in KATAS]
-    assert len(mutants) == len(set(mutants)), "two katas share a mutant"
+    mutants = [(k.track, k.mutant) for k in KATAS]
+    assert len(mutants) == len(set(mutants)), "two katas of one track share a mutant"
 
 
 @pytest.mark.parametrize("kata", KATAS, ids=[k.slug for k in KATAS])
 def test_story_is_true(kata, observed) -> None:
     sym = SYMPTOMS[kata.slug]
-    runs = {"mutant": observed[(kata.mutant, kata.try_args)], "reference": observed[(REF, kata.try_args)]}
+    t = kata.track
+    runs = {"mutant": observed[(t, kata.mutant, kata.try_args)], "reference": observed[(t, REF, kata.try_args)]}
     if "other" in sym:
-        runs["mutant+other"] = observed[(kata.mutant, tuple(sym["other"]))]
-        runs["reference+other"] = observed[(REF, tuple(sym["other"]))]
+        runs["mutant+other"] = observed[(t, kata.mutant, tuple(sym["other"]))]
+        runs["reference+other"] = observed[(t, REF, tuple(sym["other"]))]
+    raises = sym.get("raises")
+    if raises:  # the mutant's run stops with this error instead of printing a table
+        error = runs.pop("mutant")["error"] or ""
+        assert raises in error, f"{kata.slug}: the mutant's run should stop with {raises!r}; it gave: {error[-400:]}"
     for name, run in runs.items():
         assert run["history"] is not None, f"{kata.slug}: the {name} run failed: {run['error']}"
     if sym["kind"] == "check_fails":
-        assert _same_table(runs["mutant"]["history"], runs["reference"]["history"]), (
+        assert raises or _same_table(runs["mutant"]["history"], runs["reference"]["history"]), (
             f"{kata.slug}: the story says the table is the lesson's, but it differs")
-        bad, good = observed[(kata.mutant, sym["check"])], observed[(REF, sym["check"])]
+        bad, good = observed[(t, kata.mutant, sym["check"])], observed[(t, REF, sym["check"])]
         assert bad["passed"] is False, f"{sym['check']} does not fail on {kata.mutant}: {bad['message']}"
         assert good["passed"] is True, f"{sym['check']} does not pass on the reference: {good['message']}"
         for text in sym.get("quotes_text", ()):
@@ -235,13 +253,14 @@ def test_identical_symptoms_are_spread_apart(observed) -> None:
     """Katas whose table shows one frozen train loss (the same value in every row) are never back to back:
     at least two other katas sit between any two that print the same frozen value."""
     order = load_katas()
-    frozen: dict[str, list[int]] = {}
+    frozen: dict[tuple[str, str], list[int]] = {}
     for position, kata in enumerate(order):
         if kata.practice is not None:
             continue
-        shown = {fmt(row["train_loss"]) for row in observed[(kata.mutant, kata.try_args)]["history"]}
+        history = observed[(kata.track, kata.mutant, kata.try_args)]["history"] or []
+        shown = {fmt(row["train_loss"]) for row in history}
         if len(shown) == 1:
-            frozen.setdefault(shown.pop(), []).append(position)
+            frozen.setdefault((kata.track, shown.pop()), []).append(position)
     assert frozen, "no kata shows a frozen train loss: the test has nothing to check"
     for value, positions in frozen.items():
         gaps = [b - a for a, b in zip(positions, positions[1:], strict=False)]
@@ -259,22 +278,38 @@ def test_catalogue_doc_lists_every_kata() -> None:
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         listed.append((int(cells[0]), cells[1].strip("`"), cells[2], cells[3].strip("`")))
-    expected = [(k.number, k.slug, k.title.en, k.mutant) for k in load_katas()]
+    expected = [(k.number, k.slug, k.title.en, k.mutant) for k in load_katas(track="moons")]
     assert listed == expected
 
 
-def test_every_starter_fails_kata_check_for_its_mutants_reasons(lab, reference_source) -> None:
-    """The file a learner gets (the mutant without comments, with the kata header) fails the battery,
-    on at least the checks its mutant declares; the reference passes it (the learner's goal exists)."""
+@pytest.mark.parametrize("track", ["three-classes", "data-pipeline"])
+def test_each_tracks_catalogue_page_is_up_to_date(track) -> None:
+    from pathlib import Path
+
+    from checker.authoring import catalogue_markdown
+
+    page = Path(__file__).resolve().parent.parent / "docs" / f"katas-{track}.md"
+    assert page.read_text(encoding="utf-8") == catalogue_markdown(track=get_track(track)), (
+        f"run: kata mutants --track {track} doc -o docs/katas-{track}.md")
+
+
+@pytest.mark.parametrize("track", sorted({k.track for k in KATAS}))
+def test_every_starter_fails_kata_check_for_its_mutants_reasons(track, lab) -> None:
+    """The file a learner gets (the mutant without comments, with the kata header) fails the battery of its
+    track, on at least the checks its mutant declares; the reference passes it (the learner's goal exists)."""
     from checker.grading import Submission, grade
     from checker.katas import starter_source
-    from checker.mutation import load_mutants
+    from checker.lab import Lab
+    from checker.mutation import load_mutants, reference_source
 
-    mutants = load_mutants()
-    subs = [Submission(starter_source(k), f"{k.slug}.py") for k in KATAS]
-    reports = grade([Submission(reference_source, "loop.py"), *subs], lab, workers=2, split=1)
+    setting = get_track(track)
+    lab = lab if track == "moons" else Lab(track=setting).prepare()
+    mutants = load_mutants(setting.mutants_dir)
+    katas = [k for k in KATAS if k.track == track]
+    subs = [Submission(starter_source(k), f"{k.slug}.py") for k in katas]
+    reports = grade([Submission(reference_source(setting), "loop.py"), *subs], lab, workers=2, split=1)
     assert reports[0].passed, [c.id for c in reports[0].checks if not c.passed]
-    for kata, report in zip(KATAS, reports[1:], strict=True):
+    for kata, report in zip(katas, reports[1:], strict=True):
         assert report.error is None, f"{kata.slug}: {report.error}"
         failing = {c.id for c in report.checks if not c.passed}
         missed = set(mutants[kata.mutant].killed_by) - failing
