@@ -440,8 +440,8 @@ def show(session: Session, kata: Kata) -> None:
 
 
 def list_katas(session: Session, *, as_json: bool) -> None:
-    rows = [{"kata": k.slug, "title": session.title(k), "status": session.status(k), "track": k.track}
-            for k in session.katas]
+    rows = [{"kata": k.slug, "title": session.title(k), "status": session.status(k)} for k in session.katas]
+    track_of = {k.slug: k.track for k in session.katas}
     if as_json:
         import json
 
@@ -460,7 +460,7 @@ def list_katas(session: Session, *, as_json: bool) -> None:
     for kata, row in zip(session.katas, rows, strict=True):
         if len(tracks) > 1 and kata.track != shown_track:  # a heading per track: its title and progress
             shown_track = kata.track
-            mine = [r for r in rows if r["track"] == kata.track]
+            mine = [r for r in rows if track_of[r["kata"]] == kata.track]
             done = sum(r["status"] == "solved" for r in mine)
             heading = f"{kata.setting.title.render(session.lang)} (--track {kata.track})  {done}/{len(mine)}"
             table.add_row("", "", f"[bold]{escape(heading)}[/]", "", "")

@@ -54,6 +54,16 @@ def track_named(name: str | None, path: str | None = None):
         raise UsageProblem(f"--track: {exc}") from None
 
 
+def track_for_file(track: str | None, path: str | None, workdir: str | None = None):
+    """``--track``, else the track of the kata whose file PATH is (in the working folder's progress), else of
+    the folder holding PATH, else moons."""
+    if track is None and path is not None:
+        from checker.learning import track_of_file
+
+        track = track_of_file(path, workdir)
+    return track_named(track, path)
+
+
 def prepared_lab(device: str = "cpu", track=None):
     """Import torch and scikit-learn once, build the lab; children fork from here.
 

@@ -86,8 +86,9 @@ def failures(report) -> str:
 
 
 def test_the_battery_is_exactly_the_fixed_ids():
-    assert sorted(REGISTRY) == sorted(FIXED_IDS)
-    assert ordered_ids() == FIXED_IDS  # catalogue order: by family, as the brief lists them
+    assert ordered_ids() == FIXED_IDS  # the moons track, in catalogue order: by family, as the brief lists them
+    others = set(REGISTRY) - set(FIXED_IDS)  # the other tracks' own checks
+    assert others and all(REGISTRY[c].family in ("best", "pipeline") and REGISTRY[c].protocol != "v1" for c in others)
     for cid, chk in REGISTRY.items():
         assert cid.split(".")[0] == chk.family
         assert chk.title.en and chk.title.es and chk.title.en != chk.title.es

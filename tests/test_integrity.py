@@ -312,15 +312,17 @@ def test_a_correct_loop_with_ordinary_extras_passes(runner, tmp_path):
 
 def test_no_correct_loop_is_flagged():
     from checker.katas import load_katas, starter_source
-    from checker.mutation import mutant_source
+    from checker.mutation import mutant_source, reference_source
+    from checker.tracks import all_tracks
 
     sources = {"solutions/loop.py": REFERENCE}
+    sources.update({str(t.reference_path): reference_source(t) for t in all_tracks().values()})
     sources.update({str(p): p.read_text() for p in (ROOT / "tests" / "corpus" / "correct").glob("*.py")})
     sources.update({str(p): p.read_text() for p in (ROOT / "tests" / "corpus" / "broken").glob("*.py")})
     for kata in load_katas():
         if kata.mutant:
-            sources[f"starter {kata.mutant}"] = starter_source(kata)
-            sources[f"mutant {kata.mutant}"] = mutant_source(kata.mutant)
+            sources[f"starter {kata.track}/{kata.mutant}"] = starter_source(kata)
+            sources[f"mutant {kata.track}/{kata.mutant}"] = mutant_source(kata.mutant, track=kata.setting)
     assert len(sources) > 40
     flagged = {name: reasons for name, src in sources.items() if (reasons := review_reasons(src, name))}
     assert flagged == {}

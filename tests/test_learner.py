@@ -108,13 +108,18 @@ def test_every_shipped_kata_has_a_real_mutant_or_is_practice(kata_) -> None:
     if kata_.practice is not None:  # a prediction checked against a run: no mutant, an exercise and its commands
         assert not kata_.mutant and kata_.practice.exercise in EXERCISES and kata_.practice.runs
         return
-    assert kata_.mutant in load_mutants(), f"{kata_.path}: mutant {kata_.mutant!r} does not exist"
-    assert starter_source(kata_) != REFERENCE.read_text()
+    mutants = load_mutants(kata_.setting.mutants_dir)
+    assert kata_.mutant in mutants, f"{kata_.path}: mutant {kata_.mutant!r} does not exist"
+    assert starter_source(kata_) != kata_.setting.reference.read_text()
 
 
 def test_shipped_catalogue_is_ordered_and_unique() -> None:
-    numbers = [k.number for k in SHIPPED]
-    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    """Ordered by track, then by number within each track; numbers unique per track, slugs unique everywhere."""
+    tracks = [k.track for k in SHIPPED]
+    assert tracks[0] == "moons" and tracks == sorted(tracks, key=tracks.index)  # each track's katas together
+    for track in set(tracks):
+        numbers = [k.number for k in SHIPPED if k.track == track]
+        assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
     assert len({k.slug for k in SHIPPED}) == len(SHIPPED)
 
 
@@ -610,7 +615,7 @@ CLI_ALLOWED: dict[str, set[str]] = {
     # and their callback _store), the object they fill on ctx.obj (Options, pass_options), and the two
     # readers of the options given (current_lang, current_workdir)
     "checker.cli.common": {"Options", "pass_options", "_store", "stored_lang_option", "session_options",
-                           "lang_option", "current_lang", "current_workdir"},
+                           "lang_option", "track_option", "current_lang", "current_workdir"},
     # the commands put on the `kata` group, as one tuple and one call
     "checker.cli.learner": {"COMMANDS", "register"},
     "checker.cli": {"register_learner"},  # the call that registers them (main.add_command(...) is allowed)

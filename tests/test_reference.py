@@ -17,7 +17,7 @@ from checker.grading import ERROR, PASS, SKIPPED, Status, Submission, grade, gra
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = (ROOT / "solutions" / "loop.py").read_text()
-IDS = [cid for cid, chk in REGISTRY.items() if chk.reference]
+IDS = [cid for cid, chk in REGISTRY.items() if chk.reference and chk.family == "reference"]
 
 
 def judge(cid: str, mine: dict, want: dict):

@@ -33,13 +33,10 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, track):
                                        only=only, verbose=verbose, timeout=timeout, track=track))
     fmt = "json" if as_json else fmt
     # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
-    from checker.usage import track_named
+    from checker.usage import track_for_file
 
-    if track is None:  # a kata's file in the working folder is graded against that kata's track
-        from checker.learning import track_of_file
-
-        track = track_of_file(path, current_workdir(None))
-    chosen = track_named(track, path)
+    # a kata's file in the working folder is graded against that kata's track
+    chosen = track_for_file(track, path, current_workdir(None))
     report = ungradable_report(path) if fmt in ("gradescope", "junit") else None
     if report is None:
         report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout, track=chosen)

@@ -14,20 +14,10 @@ from checker.cli.common import (
     track_option,
 )
 from checker.runs import RunSettings, TraceSettings, figures_or_usage_error, run_sources
+from checker.usage import track_for_file
 
 LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutions/loop.py) instead of a file of "
                "yours.")
-
-
-def run_track(track: str | None, path: str | None):
-    """``--track``, else the track of the kata whose file PATH is, else of the folder holding PATH, else moons."""
-    from checker.usage import track_named
-
-    if track is None and path is not None:
-        from checker.learning import track_of_file
-
-        track = track_of_file(path, current_workdir(None))
-    return track_named(track, path)
 
 
 @click.command("run")
@@ -70,7 +60,7 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     settings = RunSettings.from_options(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
                                         scheduler=scheduler, clip=clip, seed=seed, seed_loader=seed_loader,
                                         seed_model=seed_model, device=device)
-    chosen = run_track(track, path)
+    chosen = track_for_file(track, path, current_workdir(None))
     if batch_size > chosen.data.n_train:
         raise click.BadParameter(f"{batch_size} is more than the {chosen.data.n_train} training examples of track "
                                  f"{chosen.id!r}", param_hint="'--batch-size'")

@@ -201,17 +201,34 @@ def _fix_commas(original: cst.Call, updated: cst.Call) -> cst.Call:
     return updated.with_changes(args=fixed)
 
 
+def _function_named(module: cst.Module, name: str) -> cst.FunctionDef:
+    """The top-level function ``name``, or with ``Class.method`` a method of a top-level class."""
+    scope, _, method = name.rpartition(".")
+    body = module.body
+    if scope:
+        classes = [n for n in module.body if isinstance(n, cst.ClassDef) and n.name.value == scope]
+        if not classes:
+            names = ", ".join(n.name.value for n in module.body if isinstance(n, cst.ClassDef)) or "none"
+            raise TargetError(f"no class {scope!r} in the reference (its classes: {names})")
+        body = classes[0].body.body
+    matches = [n for n in body if isinstance(n, cst.FunctionDef) and n.name.value == method]
+    if not matches:
+        names = ", ".join(n.name.value for n in body if isinstance(n, cst.FunctionDef))
+        where = f"class {scope}" if scope else "the reference"
+        raise TargetError(f"no function {method!r} in {where} (it defines: {names})")
+    return matches[0]
+
+
 class Site:
-    """One function of a module being mutated: finds targets, collects edits, applies them."""
+    """One function of a module being mutated: finds targets, collects edits, applies them.
+
+    ``function`` is a top-level function's name, or ``Class.method`` for a method of a top-level class.
+    """
 
     def __init__(self, module: cst.Module, function: str):
         self.module = module
         self.function = function
-        matches = [n for n in module.body if isinstance(n, cst.FunctionDef) and n.name.value == function]
-        if not matches:
-            names = ", ".join(n.name.value for n in module.body if isinstance(n, cst.FunctionDef))
-            raise TargetError(f"no function {function!r} in the reference (it defines: {names})")
-        self.func = matches[0]
+        self.func = _function_named(module, function)
         self.index = _Index()
         self.func.body.visit(self.index)
         self.plan = Plan()
