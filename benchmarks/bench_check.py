@@ -1,10 +1,12 @@
 """How long one `kata check` of the reference takes, against a bare `python -c "import torch"`,
 and how much memory its largest process holds at its peak, against the same baseline.
 
-Both commands run alternately in the same session (so machine load affects both alike), N times
-each; the report gives medians and the ratio. Run:
+All commands run alternately in the same session (so machine load affects all alike), N times
+each; the report gives medians and the ratios, against `import torch` and against the import floor.
+With --tracks, `kata check` of every track's reference is timed too (each against the same floor).
+Run:
 
-    python benchmarks/bench_check.py [-n 7]
+    python benchmarks/bench_check.py [-n 7] [--tracks]
 
 Results are printed and written to benchmarks/results/check.json.
 """
@@ -52,6 +54,7 @@ def peak_kib(cmd: list[str]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=7, help="runs of each command")
+    parser.add_argument("--tracks", action="store_true", help="also time `kata check` of every track's reference")
     args = parser.parse_args()
     kata = shutil.which("kata") or sys.exit("`kata` is not on PATH: pip install -e . first")
     commands = {
@@ -61,6 +64,13 @@ def main() -> None:
         "import floor": [sys.executable, "-c", FLOOR],
         "kata check": [kata, "check", "solutions/loop.py"],
     }
+    if args.tracks:
+        sys.path.insert(0, str(ROOT))
+        from checker.tracks import all_tracks
+
+        for track in all_tracks().values():
+            if track.id != "moons":
+                commands[f"check {track.id}"] = [kata, "check", "--track", track.id, track.reference_path]
     for cmd in commands.values():  # warm the OS file cache once
         timed(cmd)
     times: dict[str, list[float]] = {name: [] for name in commands}
@@ -72,16 +82,20 @@ def main() -> None:
     floor = medians["import floor"] / medians["import torch"]
     peaks = {name: peak_kib(cmd) for name, cmd in commands.items()}
     memory_ratio = peaks["kata check"] / peaks["import torch"]
+    over_floor = {name: medians[name] / medians["import floor"] for name in medians
+                  if name == "kata check" or name.startswith("check ")}
     report = {"runs": args.n, "seconds": times, "median_seconds": medians, "ratio": ratio, "floor_ratio": floor,
-              "peak_rss_kib": peaks, "memory_ratio": memory_ratio}
+              "over_floor": over_floor, "peak_rss_kib": peaks, "memory_ratio": memory_ratio}
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "check.json").write_text(json.dumps(report, indent=2))
     for name, median in medians.items():
-        print(f"{name:<14} median {median:.2f} s  (min {min(times[name]):.2f}, max {max(times[name]):.2f})")
+        print(f"{name:<24} median {median:.2f} s  (min {min(times[name]):.2f}, max {max(times[name]):.2f})")
     print(f"ratio kata check / import torch: {ratio:.2f}x (the import floor alone: {floor:.2f}x)")
+    for name, r in over_floor.items():
+        print(f"{name:<24} / import floor: {r:.2f}x")
     for name, kib in peaks.items():
-        print(f"{name:<14} peak RSS of its largest process {kib / 1024:.0f} MiB")
+        print(f"{name:<24} peak RSS of its largest process {kib / 1024:.0f} MiB")
     print(f"memory ratio kata check / import torch: {memory_ratio:.2f}x")
 
 

@@ -261,3 +261,35 @@ def test_a_third_track_added_by_contributing_verifies_and_grades(project, tmp_pa
     after = {p.relative_to(ROOT / "checker"): p.read_bytes() for p in (ROOT / "checker").rglob("*.py")}
     assert before == after
     assert (project / "checker" / "tracks.py").read_bytes() == (ROOT / "checker" / "tracks.py").read_bytes()
+
+
+def test_a_three_classes_kata_end_to_end_in_spanish(tmp_path):
+    """A learner picks the three-classes track: the starter fails on its declared check, the fix passes
+    and is recorded, and `kata check FILE` and `kata run FILE` know the file's track from the kata."""
+    from checker.mutation import load_mutants
+
+    work = ["--dir", str(tmp_path)]
+    opened = kata("next", "--track", "three-classes", "--json", *work, cwd=ROOT)
+    assert opened.returncode == 0, opened.stderr
+    slug, path = json.loads(opened.stdout)["kata"], Path(json.loads(opened.stdout)["path"])
+    kata_ = next(k for k in __import__("checker.katas", fromlist=["load_katas"]).load_katas() if k.slug == slug)
+    assert kata_.track == "three-classes" and path.exists()
+    declared = load_mutants(get_track("three-classes").mutants_dir)[kata_.mutant].killed_by
+
+    failing = kata("check", "--json", "--lang", "es", *work, cwd=ROOT)
+    assert failing.returncode == 1, failing.stderr
+    report = json.loads(failing.stdout)
+    assert {c["id"] for c in report["checks"] if c["status"] == "fail"} >= set(declared)
+    assert any(c["id"].startswith("best.") for c in report["checks"])  # graded on the track's battery
+
+    path.write_text(get_track("three-classes").reference.read_text(encoding="utf-8"), encoding="utf-8")
+    by_file = kata("check", str(path), "--only", "data.lesson", *work, cwd=ROOT)  # the track, from the kata
+    assert by_file.returncode == 0, by_file.stdout + by_file.stderr
+    run = kata(*work, "run", str(path), "--epochs", "2", "--json", cwd=ROOT)  # --dir on the group
+    assert run.returncode == 0 and len(json.loads(run.stdout)) == 2  # 240 examples: 8 batches of 32 or less
+    passing = kata("check", "--lang", "es", *work, cwd=ROOT)
+    assert passing.returncode == 0, passing.stdout
+    assert "pasan" in passing.stdout.lower()
+    listed = json.loads(kata("list", "--json", "--track", "three-classes", *work, cwd=ROOT).stdout)
+    assert next(r for r in listed if r["kata"] == slug)["status"] == "solved"
+    assert "three-classes" in kata("list", *work, cwd=ROOT).stdout  # the heading of its group
