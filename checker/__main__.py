@@ -1,5 +1,5 @@
 """`python -m checker` runs the `kata` command."""
 
-from checker.cli import main
+from checker.entry import main
 
-main(prog_name="kata")
+main()

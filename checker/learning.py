@@ -441,7 +441,6 @@ def show(session: Session, kata: Kata) -> None:
 
 def list_katas(session: Session, *, as_json: bool) -> None:
     rows = [{"kata": k.slug, "title": session.title(k), "status": session.status(k)} for k in session.katas]
-    track_of = {k.slug: k.track for k in session.katas}
     if as_json:
         import json
 
@@ -452,24 +451,28 @@ def list_katas(session: Session, *, as_json: bool) -> None:
     con = out()
     labels = {"solved": (M.STATUS_SOLVED, "✓", "green"), "current": (M.STATUS_CURRENT, "▶", "yellow"),
               "pending": (M.STATUS_PENDING, "·", "dim")}
-    table = Table(box=None, pad_edge=False, show_header=False)
-    for col in ("", "#", "kata", "title", "status"):
-        table.add_column(col, justify="right" if col == "#" else "left")
-    tracks = {k.track for k in session.katas}
-    shown_track = None
+    groups: dict[str, list[tuple[Kata, dict]]] = {}
     for kata, row in zip(session.katas, rows, strict=True):
-        if len(tracks) > 1 and kata.track != shown_track:  # a heading per track: its title and progress
-            shown_track = kata.track
-            mine = [r for r in rows if track_of[r["kata"]] == kata.track]
-            done = sum(r["status"] == "solved" for r in mine)
-            heading = f"{kata.setting.title.render(session.lang)} (--track {kata.track})  {done}/{len(mine)}"
-            table.add_row("", "", f"[bold]{escape(heading)}[/]", "", "")
-        message, mark, colour = labels[row["status"]]
-        if row["status"] == "solved" and session.progress.current == kata.slug:
-            mark = "▶"
-        table.add_row(f"[{colour}]{mark}[/]", f"{session.position(kata)}", escape(kata.slug),
-                      escape(row["title"]), f"[{colour}]{escape(message.render(session.lang))}[/]")
-    con.print(table)
+        groups.setdefault(kata.track, []).append((kata, row))
+    # every group's table gets the same column widths, so the tracks line up under each other
+    widths = [1, len(str(len(rows))), max(len(r["kata"]) for r in rows), max(len(r["title"]) for r in rows)]
+    for track, members in groups.items():
+        if len(groups) > 1:  # a heading per track: its title, how to choose it, its progress
+            done = sum(row["status"] == "solved" for _, row in members)
+            title = members[0][0].setting.title.render(session.lang)
+            con.print(f"[bold]{escape(title)}[/]  [dim]--track {escape(track)}  {done}/{len(members)}[/]")
+        table = Table(box=None, pad_edge=False, show_header=False)
+        for col, width in zip(("", "#", "kata", "title", "status"), [*widths, None], strict=True):
+            table.add_column(col, justify="right" if col == "#" else "left", min_width=width)
+        for kata, row in members:
+            message, mark, colour = labels[row["status"]]
+            if row["status"] == "solved" and session.progress.current == kata.slug:
+                mark = "▶"
+            table.add_row(f"[{colour}]{mark}[/]", f"{session.position(kata)}", escape(kata.slug),
+                          escape(row["title"]), f"[{colour}]{escape(message.render(session.lang))}[/]")
+        con.print(table)
+        if len(groups) > 1:
+            con.print("")
     solved = sum(r["status"] == "solved" for r in rows)
     total = len(rows)
     width = 30

@@ -36,7 +36,7 @@ def test_wheel_carries_katas_mutants_and_the_reference(wheel):
 
 def test_wheel_declares_the_kata_command(wheel):
     (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
-    assert "kata = checker.cli:main" in wheel.read(entry_points).decode()
+    assert "kata = checker.entry:main" in wheel.read(entry_points).decode()
 
 
 def test_installed_layout_finds_the_data(tmp_path, monkeypatch):
@@ -45,3 +45,28 @@ def test_installed_layout_finds_the_data(tmp_path, monkeypatch):
 
     monkeypatch.setattr(paths, "_PACKAGE", tmp_path / "site-packages" / "checker")
     assert paths._data_dir("katas") == tmp_path / "site-packages" / "checker" / "_data" / "katas"
+
+
+def test_the_quick_exit_keeps_exit_codes_output_and_atexit_handlers(tmp_path):
+    """checker.entry skips the interpreter's teardown once torch is loaded: the exit status, everything
+    printed and every atexit handler (temporary folders) must survive that."""
+    import json
+    import subprocess
+    import sys
+
+    marker = tmp_path / "atexit-ran"
+    script = (
+        "import atexit, pathlib, sys\n"
+        f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('ran'))\n"
+        "sys.argv = ['kata', *sys.argv[1:]]\n"
+        "from checker.entry import main\n"
+        "main()\n"
+    )
+    ok = subprocess.run([sys.executable, "-c", script, "run", "--lesson", "--epochs", "2", "--json"],
+                        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert [row["epoch"] for row in json.loads(ok.stdout)] == [1, 2]
+    assert marker.read_text() == "ran"
+    bad = subprocess.run([sys.executable, "-c", script, "run", "--lesson", "--batch-size", "0"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--batch-size" in bad.stderr

@@ -106,7 +106,10 @@ def print_mutant(mutant, track=None) -> None:
     if mutant.equivalent:
         out.print(f"[yellow]declared equivalent:[/] {escape(mutant.equivalent)}")
     styles = {"+": "green", "-": "red", "@": "cyan"}
-    for line in unified_diff(reference_source(track), mutated_source(mutant, track), mutant.id):
+    from checker.tracks import get_track
+
+    path = (track or get_track()).reference_path
+    for line in unified_diff(reference_source(track), mutated_source(mutant, track), mutant.id, path):
         style = "bold" if line.startswith(("+++", "---")) else styles.get(line[:1], "")
         out.print(f"[{style}]{escape(line)}[/]" if style else escape(line))
 

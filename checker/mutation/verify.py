@@ -323,13 +323,14 @@ def run_verify(
 # --------------------------------------------------------------------------- diffs and locations
 
 
-def unified_diff(reference: str, mutated: str, name: str) -> list[str]:
+def unified_diff(reference: str, mutated: str, name: str, path: str = REFERENCE_NAME) -> list[str]:
+    """The mutant against the reference (``path``: the reference's path, for the labels)."""
     return list(
         difflib.unified_diff(
             reference.splitlines(),
             mutated.splitlines(),
-            f"a/{REFERENCE_NAME}",
-            f"b/{REFERENCE_NAME} ({name})",
+            f"a/{path}",
+            f"b/{path} ({name})",
             lineterm="",
             n=2,
         )
