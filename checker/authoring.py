@@ -172,10 +172,12 @@ def scaffold(
     slug: str | None = None,
     call: str | None = None,
     occurrence: int | None = None,
+    track=None,
 ) -> Scaffold:
     """Build and validate both files (nothing is written); AuthoringError says what is wrong.
 
-    ``slug`` names the kata and the learner's file after the symptom (default: the mutant's id)."""
+    ``slug`` names the kata and the learner's file after the symptom (default: the mutant's id); ``track``
+    (default: moons) gives the reference the mutant is applied to."""
     from checker.checks import REGISTRY
     from checker.katas import KataFileError, parse_kata
     from checker.mutation import (
@@ -234,7 +236,7 @@ def scaffold(
     )
     try:
         mutant = parse_mutant(mutant_text, mutant_path)
-        reference = reference_source()
+        reference = reference_source(track)
         mutated = apply(mutant, reference)
     except MutantFileError as exc:
         raise AuthoringError(str(exc)) from None
@@ -242,8 +244,9 @@ def scaffold(
         hint = ("(--target is code of the function that --function names, as written in solutions/loop.py; "
                 "operator arguments go in --arg NAME=VALUE)")
         raise AuthoringError(f"{exc}\n{hint}") from None
+    shown = track.reference_path if track is not None else "solutions/loop.py"
     diff = "".join(difflib.unified_diff(reference.splitlines(True), mutated.splitlines(True),
-                                        "solutions/loop.py", f"mutant {mutant_id}", n=2))
+                                        shown, f"mutant {mutant_id}", n=2))
 
     kata_text = KATA_TEMPLATE.format(
         id=slug, mutant=mutant_id, mutant_s=_toml_string(mutant_id),
@@ -331,14 +334,18 @@ def _count_word(n: int) -> str:
     return words[n] if n < len(words) else str(n)
 
 
-def refresh_catalogue_doc(katas_dir: Path, mutants_dir: Path | None = None) -> Path | None:
-    """Rewrite ``docs/katas.md`` beside ``katas_dir`` when it is out of date; the path if it changed."""
+def refresh_catalogue_doc(katas_dir: Path, mutants_dir: Path | None = None, track=None) -> Path | None:
+    """Rewrite the track's catalogue page (moons: ``docs/katas.md`` beside ``katas_dir``; another track:
+    ``docs/katas-<track>.md`` in the project) when it is out of date; the path if it changed."""
     from checker.catalogue import atomic_write
 
-    doc = Path(katas_dir).resolve().parent / "docs" / "katas.md"
+    if track is None or track.id == "moons":
+        doc = Path(katas_dir).resolve().parent / "docs" / "katas.md"
+    else:
+        doc = track.root / "docs" / f"katas-{track.id}.md"
     if not doc.parent.is_dir():
         return None
-    text = catalogue_markdown(katas_dir, mutants_dir)
+    text = catalogue_markdown(katas_dir, mutants_dir, track)
     if doc.exists() and doc.read_text(encoding="utf-8") == text:
         return None
     atomic_write(doc, text)

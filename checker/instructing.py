@@ -182,7 +182,7 @@ def operator_args(pairs: tuple[str, ...]) -> dict[str, str]:
 def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, killed_by: tuple[str, ...],
                   operator: str, function: str, call: str | None, occurrence: int | None,
                   op_args: tuple[str, ...], number: int | None, mutants_dir: Path | None,
-                  katas_dir: Path | None) -> None:
+                  katas_dir: Path | None, track=None) -> None:
     """`kata new ID`: write the mutant's and the kata's files (asking for the slug when not given) and say
     what to do next. ``mutants_dir`` and ``katas_dir`` are the folders as given (None: the default ones)."""
     from rich.markup import escape
@@ -192,7 +192,8 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
     from checker.mutation import resolve_dir
     from checker.term import console
 
-    mdir, kdir = resolve_dir(mutants_dir), resolve_katas_dir(katas_dir)
+    mdir = resolve_dir(mutants_dir, track)
+    kdir = resolve_katas_dir(katas_dir) if katas_dir is not None or track is None else track.katas_dir
 
     if not target:
         raise UsageProblem("--target is required: the code to break, as written in solutions/loop.py "
@@ -212,7 +213,7 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
         sc = scaffold(
             mutant_id, mutants_dir=mdir, katas_dir=kdir, target=target, killed_by=killed_by,
             operator=operator, function=function, args=operator_args(op_args), number=number, slug=slug,
-            call=call, occurrence=occurrence,
+            call=call, occurrence=occurrence, track=track,
         )
         write(sc)
     except AuthoringError as exc:
@@ -231,7 +232,8 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
     out.print("Next: replace the TODO texts in both files, then run")
     env = f"KATA_MUTANTS_DIR={mutants_dir} " if mutants_dir is not None else ""
     env += f"KATA_KATAS_DIR={katas_dir} " if katas_dir is not None else ""
-    out.print(f"  {escape(env)}kata new --check {escape(slug)}")
+    on_track = f" --track {track.id}" if track is not None and track.id != "moons" else ""
+    out.print(f"  {escape(env)}kata new --check {escape(slug)}{escape(on_track)}")
 
 
 CHECK_TEXTS = {
@@ -255,7 +257,7 @@ CHECK_TEXTS = {
 }
 
 
-def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lang: str = "en") -> int:
+def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lang: str = "en", track=None) -> int:
     """`kata new --check NAME`: every missing or failing piece of a kata (or a lone mutant); the exit code.
     None for a folder: the default one."""
     from rich.markup import escape
@@ -264,8 +266,14 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
     from checker.katas import KataFileError, load_katas, resolve_katas_dir
     from checker.mutation import MutantError, MutantFileError, apply, load_mutants, reference_source, resolve_dir
     from checker.term import console
+    from checker.tracks import get_track
 
-    mutants_dir, katas_dir = resolve_dir(mutants_dir), resolve_katas_dir(katas_dir)
+    if track is None and katas_dir is None and mutants_dir is None:  # the track whose kata or mutant this is
+        track = _track_holding(name)
+    track = track or get_track()
+    explicit = katas_dir is not None
+    mutants_dir = resolve_dir(mutants_dir, track)
+    katas_dir = resolve_katas_dir(katas_dir) if explicit or track.id == "moons" else track.katas_dir
     out = console()
 
     def say(key: str, **params: object) -> str:
@@ -276,7 +284,7 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
     except MutantFileError as exc:
         raise UsageProblem(f"the mutants cannot be read: {exc}") from None
     try:
-        katas = load_katas(katas_dir, drafts=True)
+        katas = load_katas(katas_dir, drafts=True, track=track.id)
     except KataFileError as exc:
         raise UsageProblem(f"the kata catalogue cannot be read: {exc}") from None
     kata = next((k for k in katas if k.slug == name), None) or next(
@@ -285,7 +293,7 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
     if kata is None and name not in mutants:
         raise UsageProblem(f"no kata or mutant is called {name!r} (in {katas_dir} and {mutants_dir})")
     mutant = mutants.get(mutant_id) if mutant_id else None
-    reference = reference_source()
+    reference = reference_source(track)
     if mutant is not None:
         try:
             apply(mutant, reference)
@@ -293,7 +301,7 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
             out.print(f"[red]✗[/] {escape(str(exc))}")
             return 1
         out.print(escape(say("running", mid=mutant.id, checks=", ".join(mutant.killed_by))))
-        result = verify_one(mutant)
+        result = verify_one(mutant, track)
         problems = [p for p in result.problems if p.startswith(mutant.id)]
         if not result.reference.passed:
             out.print("[red]✗[/] " + escape(say("ref_fails", problems="; ".join(result.problems[:3]))))
@@ -308,12 +316,12 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
         return 0 if mutant is not None and not problems else 1
     reasons = draft_reasons(kata, mutants, load_proofs(mutants_dir), reference, lang)
     if mutant is not None and not symptom_problems(kata):  # the claim is complete: are its numbers true?
-        reasons += false_quotes(kata, apply(mutant, reference), reference, prepared_lab("cpu"), lang)
+        reasons += false_quotes(kata, apply(mutant, reference), reference, prepared_lab("cpu", track), lang)
     if not reasons:
         out.print(f"[green]✓ {escape(say('ready', slug=kata.slug))}[/]")
         from checker.authoring import refresh_catalogue_doc
 
-        doc = refresh_catalogue_doc(katas_dir, mutants_dir)
+        doc = refresh_catalogue_doc(katas_dir, mutants_dir, track)
         if doc is not None:
             out.print(f"[dim]{escape(say('doc', path=doc))}[/]")
         return 0
@@ -323,10 +331,29 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
     return 1
 
 
-def verify_one(mutant):
+def _track_holding(name: str):
+    """The track with a kata (slug) or a mutant (id) called ``name``, if exactly one has; else None."""
+    import os
+
+    from checker.katas import KATAS_DIR_ENV, KataFileError, load_katas
+    from checker.mutation import ENV_DIR
+    from checker.tracks import TrackError, all_tracks
+
+    if os.environ.get(KATAS_DIR_ENV) or os.environ.get(ENV_DIR):
+        return None
+    try:
+        holders = {k.track for k in load_katas(drafts=True) if k.slug == name}
+        tracks = all_tracks()
+    except (KataFileError, TrackError):
+        return None
+    holders |= {t.id for t in tracks.values() if (t.mutants_dir / f"{name}.toml").is_file()}
+    return tracks[holders.pop()] if len(holders) == 1 else None
+
+
+def verify_one(mutant, track=None):
     """The mutant and the reference through the checks the mutant declares (all that a proof needs)."""
     from checker.checks import REGISTRY
     from checker.mutation.verify import run_verify
 
     declared = [c for c in mutant.killed_by if c in REGISTRY]
-    return run_verify(mutants=[mutant], seeds=1, lab=prepared_lab("cpu"), check_ids=declared or None)
+    return run_verify(mutants=[mutant], seeds=1, lab=prepared_lab("cpu", track), check_ids=declared or None)

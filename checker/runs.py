@@ -165,7 +165,7 @@ def measure_run(loop, settings: RunSettings, lab) -> dict[str, Any]:
     return {"history": history, "warnings": warnings, "steps": counted}
 
 
-def measure_trace(loop, settings: TraceSettings) -> dict[str, Any]:
+def measure_trace(loop, settings: TraceSettings, track=None) -> dict[str, Any]:
     """``epochs`` epochs of train_epoch on the first ``examples`` training examples, batch by batch.
 
     For each batch: the shape of the features the model received, which examples they were (their
@@ -179,7 +179,10 @@ def measure_trace(loop, settings: TraceSettings) -> dict[str, Any]:
     loop.seed_everything(seed=seed)
     X_train, y_train, _, _ = loop.make_data(seed=0)
     X, y = X_train[:n], y_train[:n]
-    loader = loop.make_loader(X, y, batch_size=batch_size, seed=seed)
+    from checker.worker import make_track_loader
+
+    # rows followed by their values: no augmentation, so each batch row is found among the examples
+    loader = make_track_loader(loop, track, X, y, batch_size=batch_size, seed=seed, augment=False)
     model = loop.make_model(seed=seed)
     optimizer = loop.make_optimizer(model, name=settings.optimizer, lr=settings.lr)
     batches: list[dict[str, Any]] = []
@@ -248,7 +251,8 @@ def _target(source: str, filename: str, what: str, settings: RunSettings | Trace
         rep.send({"event": "loaded"})
         rep.start(what, timeout=settings.timeout)
         try:
-            figures = measure_trace(loop, settings) if what == "trace" else measure_run(loop, settings, lab)
+            figures = (measure_trace(loop, settings, lab.track) if what == "trace"
+                       else measure_run(loop, settings, lab))
         except BaseException as exc:
             rep.send({"event": "raised", "check": what, "type": type(exc).__name__,
                       "error": describe_exception(exc, filename)})

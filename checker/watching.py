@@ -82,12 +82,21 @@ class Watch:
 
     def __init__(self, session: Session, target: Path, kata: Kata | None, device: str, stay: bool):
         from checker.learning import out
-        from checker.usage import prepared_lab
 
         self.session, self.target, self.kata, self.stay, self.device = session, target, kata, stay, device
         self.out = out()
+        self.labs: dict[str, object] = {}
         if kata is None or kata.practice is None:
-            self.lab = prepared_lab(device)
+            self._lab()  # torch imported now, before the first save
+
+    def _lab(self):
+        """The lab of the watched file's track (the kata's, else the one its folder belongs to), made once."""
+        from checker.usage import prepared_lab, track_named
+
+        track = self.kata.setting if self.kata is not None else track_named(None, str(self.target))
+        if track.id not in self.labs:
+            self.labs[track.id] = prepared_lab(self.device, track)
+        return self.labs[track.id]
 
     def recheck(self) -> Path | None:
         """Check the file once and print the outcome; the next kata's file when it moved on."""
@@ -139,12 +148,13 @@ class Watch:
         except UsageProblem as exc:
             problem = exc.message
             return None, self._cannot, lambda: out.print(escape(problem))
-        report = grade_one(source, filename, self.lab, lang=session.lang)
+        lab = self._lab()
+        report = grade_one(source, filename, lab, lang=session.lang)
 
         def body() -> None:
             out.print("")
             render_text(report, out, session.lang)
-            curve = loss_curve(report, session.lang)
+            curve = loss_curve(report, session.lang, lab.track)
             if curve:
                 out.print(f"[dim]{escape(curve)}[/]")
 
@@ -170,10 +180,8 @@ class Watch:
         session.tell(out, M.WATCH_MOVED, "cyan", path=shown_path(path))
         what_next(session, nxt, out)
         self.kata, self.target = nxt, path
-        if nxt.practice is None and not hasattr(self, "lab"):
-            from checker.usage import prepared_lab
-
-            self.lab = prepared_lab(self.device)
+        if nxt.practice is None:
+            self._lab()
         return path
 
 

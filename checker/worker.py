@@ -163,11 +163,12 @@ def run_target(source: str, filename: str, settings, lab) -> Callable[[Reporter]
     return target
 
 
-def make_track_loader(loop, track, X, y, *, batch_size: int, seed: int):
+def make_track_loader(loop, track, X, y, *, batch_size: int, seed: int, augment: bool = True):
     """The loop's own loader over ``(X, y)``: through its ``make_dataset`` where the track's protocol has one
-    (the data-pipeline track), else ``make_loader(X, y, ...)`` as protocol v1 says."""
+    (the data-pipeline track; ``augment=False`` keeps the rows as they are), else ``make_loader(X, y, ...)``
+    as protocol v1 says."""
     if track is not None and "make_dataset" in track.functions:
-        return loop.make_loader(loop.make_dataset(X, y), batch_size=batch_size, seed=seed)
+        return loop.make_loader(loop.make_dataset(X, y, augment=augment), batch_size=batch_size, seed=seed)
     return loop.make_loader(X, y, batch_size=batch_size, seed=seed)
 
 

@@ -85,10 +85,12 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
               help="Default: $KATA_MUTANTS_DIR, else the checkout's mutants/.")
 @click.option("--katas-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Default: $KATA_KATAS_DIR, else the checkout's katas/.")
+@track_option
 @lang_option
 def new_cmd(mutant_id: str, check_only: bool, slug: str | None, target: str | None, killed_by: tuple[str, ...],
             operator: str, function: str, call: str | None, occurrence: int | None, op_args: tuple[str, ...],
-            number: int | None, mutants_dir: Path | None, katas_dir: Path | None, lang: str | None) -> None:
+            number: int | None, mutants_dir: Path | None, katas_dir: Path | None, lang: str | None,
+            track: str | None) -> None:
     """Scaffold a new mutant ID and its kata: mutants/ID.toml and katas/NNN-SLUG.toml.
 
     The mutant is applied to the reference before anything is written, so the target must be
@@ -99,9 +101,11 @@ def new_cmd(mutant_id: str, check_only: bool, slug: str | None, target: str | No
     hidden from `kata list` and `kata next`). Existing files are never overwritten.
     """
     from checker.instructing import check_draft, scaffold_kata
+    from checker.usage import track_named
 
+    chosen = track_named(track) if track else None
     if check_only:
-        raise SystemExit(check_draft(mutant_id, mutants_dir, katas_dir, current_lang(lang)))
+        raise SystemExit(check_draft(mutant_id, mutants_dir, katas_dir, current_lang(lang), chosen))
     scaffold_kata(mutant_id, slug=slug, target=target, killed_by=killed_by, operator=operator, function=function,
                   call=call, occurrence=occurrence, op_args=op_args, number=number, mutants_dir=mutants_dir,
-                  katas_dir=katas_dir)
+                  katas_dir=katas_dir, track=chosen)

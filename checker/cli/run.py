@@ -92,15 +92,16 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
 @click.command("trace")
 @click.argument("path", required=False, type=click.Path(dir_okay=True))
 @click.option("--lesson", is_flag=True, help=LESSON_HELP)
-@click.option("--examples", type=click.IntRange(1, 150), default=6, show_default=True,
-              help="Train on this many examples (the first of the training split).")
-@click.option("--batch-size", type=click.IntRange(1, 150), default=4, show_default=True)
+@click.option("--examples", type=click.IntRange(1), default=6, show_default=True,
+              help="Train on this many examples (the first of the training split; 150 at most on moons).")
+@click.option("--batch-size", type=click.IntRange(1), default=4, show_default=True)
 @click.option("--epochs", type=click.IntRange(1, 20), default=2, show_default=True)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON.")
+@track_option
 @stored_lang_option
 @pass_options
-def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed, as_json):
+def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed, as_json, track):
     """Follow a few examples through PATH's train_epoch, batch by batch.
 
     For every batch: the shape of xb, which examples it holds (numbered from 0), whether each
@@ -110,8 +111,13 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
     from checker.tables import print_trace
 
     settings = TraceSettings(examples=examples, batch_size=batch_size, epochs=epochs, seed=seed)
-    sources = run_sources(path, lesson)
-    lab = prepared_lab("cpu")
+    chosen = track_for_file(track, path, current_workdir(None))
+    for value, name in ((examples, "--examples"), (batch_size, "--batch-size")):
+        if value > chosen.data.n_train:
+            raise click.BadParameter(f"{value} is more than the {chosen.data.n_train} training examples of track "
+                                     f"{chosen.id!r}", param_hint=f"'{name}'")
+    sources = run_sources(path, lesson, track=chosen)
+    lab = prepared_lab("cpu", chosen)
     trace = figures_or_usage_error(lambda: measure(sources, [settings], lab, what="trace"))[0]
     if as_json:
         from checker.term import dumps
