@@ -293,3 +293,21 @@ def test_a_three_classes_kata_end_to_end_in_spanish(tmp_path):
     listed = json.loads(kata("list", "--json", "--track", "three-classes", *work, cwd=ROOT).stdout)
     assert next(r for r in listed if r["kata"] == slug)["status"] == "solved"
     assert "three-classes" in kata("list", *work, cwd=ROOT).stdout  # the heading of its group
+
+
+def test_instructor_commands_work_per_track():
+    """`kata new --check` finds a track's kata by itself; `kata mutants generate` mutates the track's
+    reference (its own functions, a method included); `kata checks --track` lists the track's battery."""
+    drafted = kata("new", "--check", "lower-train-higher-val", cwd=ROOT)
+    assert drafted.returncode == 0, drafted.stdout + drafted.stderr
+    assert "is ready" in drafted.stdout
+    generated = kata("mutants", "--track", "three-classes", "generate", "--dry-run", "--function", "fit_best",
+                     cwd=ROOT)
+    assert generated.returncode == 0, generated.stderr
+    assert "generated mutants" in generated.stdout
+    unknown = kata("mutants", "--track", "three-classes", "generate", "--dry-run", "--function", "make_dataset",
+                   cwd=ROOT)
+    assert unknown.returncode == 2 and "make_dataset" in unknown.stderr and "fit_best" in unknown.stderr
+    checks = json.loads(kata("checks", "--json", "--track", "data-pipeline", cwd=ROOT).stdout)
+    ids = {row["id"] for row in checks}
+    assert "pipeline.workers" in ids and "loader.coverage" not in ids and "steps.fresh_grads" in ids
