@@ -42,8 +42,10 @@ _MODULES = {
     "importlib": "dynamic", "runpy": "dynamic", "code": "dynamic", "codeop": "dynamic", "builtins": "dynamic",
     "subprocess": "process", "pty": "process", "signal": "process", "socket": "process", "ssl": "process",
     "http": "process", "urllib": "process", "requests": "process", "mmap": "introspect", "resource": "process",
-    "io": "files", "shutil": "files", "tempfile": "files", "glob": "files", "fcntl": "files",
+    "shutil": "files", "tempfile": "files", "glob": "files", "fcntl": "files",
 }
+_IO_FILES = {"open", "open_code", "FileIO"}
+"""What of ``io`` touches files; ``io.BytesIO`` (best weights kept in memory with torch.save) does not."""
 _CALLS = {
     "eval": "dynamic", "exec": "dynamic", "compile": "dynamic", "__import__": "dynamic",
     "open": "files", "globals": "introspect", "setattr": "patch", "delattr": "patch",
@@ -133,6 +135,8 @@ class _Reader(ast.NodeVisitor):
             full = f"{module}.{alias.name}" if module else alias.name
             self._module(node, full) if module.split(".")[0] not in _MODULES | dict.fromkeys(_KATA_MODULES) else None
             self.imported[alias.asname or alias.name] = full
+            if module == "io" and alias.name in _IO_FILES:
+                self.note(node, "files", full)
             if any(alias.name.startswith(h) for h in _HOOK_NAMES):
                 self.note(node, "hooks", full)
 
@@ -158,6 +162,8 @@ class _Reader(ast.NodeVisitor):
                     self.note(node, kind, f"{key[0]}.{key[1]}")
                 elif parts[-2] == "os" and parts[-1].startswith(_OS_PREFIXES):
                     self.note(node, "process", f"os.{parts[-1]}")
+                elif parts[-2] == "io" and parts[-1] in _IO_FILES:
+                    self.note(node, "files", f"io.{parts[-1]}")
             if any(part.startswith(_HOOK_NAMES) for part in parts[1:]):
                 self.note(node, "hooks", full)
         if node.attr in _PATH_METHODS:

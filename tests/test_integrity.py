@@ -328,8 +328,18 @@ def test_no_correct_loop_is_flagged():
     assert flagged == {}
 
 
+@pytest.mark.parametrize("code", [
+    "import io\nbuffer = io.BytesIO()\ntorch.save(model.state_dict(), buffer)",  # best weights kept in memory
+    "from io import BytesIO\nkept = BytesIO()",
+])
+def test_memory_buffers_are_not_file_access(code):
+    assert review_reasons(code, "loop.py") == []
+
+
 @pytest.mark.parametrize("code, expected", [
     ("import checker.instruments", "kata's own code"),
+    ("import io\nio.open('answers.json')", "io.open"),
+    ("from io import FileIO", "io.FileIO"),
     ("from solutions.loop import fit", "kata's own code"),
     ("import sys\nok = 'checker.instruments' in sys.modules", "sys.modules"),
     ("exec('x = 1')", "exec()"),

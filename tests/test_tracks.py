@@ -311,3 +311,20 @@ def test_instructor_commands_work_per_track():
     checks = json.loads(kata("checks", "--json", "--track", "data-pipeline", cwd=ROOT).stdout)
     ids = {row["id"] for row in checks}
     assert "pipeline.workers" in ids and "loader.coverage" not in ids and "steps.fresh_grads" in ids
+
+
+def test_three_classes_loops_written_elsewhere():
+    """A correct three-classes loop in a style of its own passes every check with no integrity note; a
+    best_epoch that breaks ties the other way fails best.best_epoch, naming the tie."""
+    from checker.grading import Submission, grade
+    from checker.lab import Lab
+
+    folder = ROOT / "tests" / "corpus" / "three-classes"
+    good, tie = (folder / "trainer_bytesio.py").read_text(), (folder / "best_last_on_ties.py").read_text()
+    lab = Lab(track="three-classes").prepare()
+    ok, bad = grade([Submission(good, "trainer_bytesio.py"), Submission(tie, "best_last_on_ties.py")], lab)
+    assert ok.passed and not ok.held_for_review, [(c.id, c.message) for c in ok.checks if not c.passed]
+    assert len(ok.checks) == len(ordered_ids(track=lab.track))
+    failing = {c.id: c.message for c in bad.checks if not c.passed}
+    assert set(failing) == {"best.best_epoch"}, failing
+    assert "the first one counts" in failing["best.best_epoch"]
