@@ -32,6 +32,8 @@ STARTER_BROKEN = Message(
     es="no se puede generar el archivo inicial de la kata {kata} a partir del mutante {mutant!r}: {error}",
 )
 HEADER = Message(en="Kata {pos}/{total} · {title}", es="Kata {pos}/{total} · {title}")
+HEADER_TRACK = Message(en="Kata {pos}/{total} of track {track} · {title}",
+                       es="Kata {pos}/{total} de la pista {track} · {title}")
 FILE_WRITTEN = Message(en="Your file: {path} (new)", es="Tu archivo: {path} (nuevo)")
 FILE_SAME = Message(en="Your file: {path} (already there, still the starter)",
                     es="Tu archivo: {path} (ya estaba, sigue siendo el inicial)")

@@ -27,6 +27,7 @@ from checker.messages import (
     CURRENT_GONE,
     DID_YOU_MEAN,
     HEADER,
+    HEADER_TRACK,
     NO_CURRENT,
     STARTER_BROKEN,
     UNKNOWN_KATA,
@@ -85,7 +86,12 @@ class Session:
         return kata.title.render(self.lang)
 
     def header(self, kata: Kata) -> str:
-        return self.say(HEADER, pos=self.position(kata), total=len(self.katas), title=self.title(kata))
+        if kata.track == "moons":
+            mine = [k for k in self.katas if k.track == "moons"]
+            return self.say(HEADER, pos=mine.index(kata) + 1, total=len(mine), title=self.title(kata))
+        mine = [k for k in self.katas if k.track == kata.track]  # counted within its track, wherever it is listed
+        return self.say(HEADER_TRACK, pos=mine.index(kata) + 1, total=len(mine), track=kata.track,
+                        title=self.title(kata))
 
     def unsolved(self) -> list[Kata]:
         return [k for k in self.katas if not self.progress.is_solved(k.slug)]
