@@ -49,7 +49,11 @@ def class_folder(dest: Path) -> list[Path]:
 
 def grade_once(package_root: Path, folder: Path, out: Path) -> float:
     env = dict(os.environ, PYTHONPATH=str(package_root), NO_COLOR="1")
-    cmd = [sys.executable, "-c", "from checker.cli import main; main()", "grade", str(folder), "-o", str(out)]
+    # each side's own `kata` executable: checker.entry where the checkout has one (it skips the interpreter's
+    # teardown), else the click group itself
+    entry = "from checker.entry import main" if (package_root / "checker" / "entry.py").is_file() else \
+        "from checker.cli import main"
+    cmd = [sys.executable, "-c", f"{entry}; main()", "grade", str(folder), "-o", str(out)]
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
     seconds = time.perf_counter() - start
