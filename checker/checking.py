@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from checker.i18n import Message
 from checker.usage import UsageProblem, prepared_lab, read_loop_file
 
 FORMATS = ("text", "json", "gradescope", "junit")
@@ -63,3 +64,40 @@ def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
         click.echo(formats.render_junit(report, lang))
     else:
         formats.render_text(report, console(), lang, verbose=verbose)
+
+
+TRACK_HINT = Message(
+    en="make_data's tensors have the shapes of track {other} ({split}), not of {track}: grade it with --track {other}",
+    es="los tensores de make_data tienen las formas de la pista {other} ({split}), no de {track}: evalúalo con "
+       "--track {other}",
+)
+PROTOCOL_HINT = Message(
+    en="graded against track {track}; a file of another track needs --track NAME (`kata tracks` lists them)",
+    es="evaluado según la pista {track}; un archivo de otra pista necesita --track NOMBRE (`kata tracks` las lista)",
+)
+
+
+def track_hint(report, track, lang: str) -> str | None:
+    """When the figures show the file belongs to another track (its data has that track's shapes), or it
+    does not follow this track's protocol, one line saying which --track to use; else None."""
+    from checker.checks.data import shapes
+    from checker.tracks import TrackError, all_tracks
+
+    try:
+        others = [t for t in all_tracks().values() if t.id != track.id]
+    except TrackError:
+        return None
+    if not others:
+        return None
+    if report.error_kind == "protocol":
+        return PROTOCOL_HINT.render(lang, track=track.id)
+    data = next((c for c in report.checks if c.id == "data.lesson" and not c.passed), None)
+    parts = (data.measured or {}).get("parts") if data is not None else None
+    if not isinstance(parts, list):
+        return None
+    got = [p.get("shape") if isinstance(p, dict) else None for p in parts]
+    for other in others:
+        if got == list(shapes(other)):
+            split = f"{other.data.n_train}/{other.data.n_val}"
+            return TRACK_HINT.render(lang, other=other.id, split=split, track=track.id)
+    return None

@@ -328,3 +328,16 @@ def test_three_classes_loops_written_elsewhere():
     failing = {c.id: c.message for c in bad.checks if not c.passed}
     assert set(failing) == {"best.best_epoch"}, failing
     assert "the first one counts" in failing["best.best_epoch"]
+
+
+def test_a_file_of_another_track_gets_a_hint(tmp_path):
+    """Graded as moons (no --track, a folder of no track), a three-classes file is told which track its data
+    is; a data-pipeline file, which does not follow protocol v1, is told to give --track."""
+    three = tmp_path / "mine.py"
+    three.write_text(get_track("three-classes").reference.read_text())
+    proc = kata("check", str(three), "--only", "data.lesson", cwd=tmp_path)
+    assert proc.returncode == 1 and "grade it with --track three-classes" in proc.stdout
+    pipeline = tmp_path / "pipe.py"
+    pipeline.write_text(get_track("data-pipeline").reference.read_text())
+    proc = kata("--lang", "es", "check", str(pipeline), cwd=tmp_path)
+    assert proc.returncode == 2 and "--track NOMBRE" in proc.stdout

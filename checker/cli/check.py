@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from checker.checking import FORMATS, emit_report, grade_path, ungradable_report
+from checker.checking import FORMATS, emit_report, grade_path, track_hint, ungradable_report
 from checker.cli.common import current_lang, current_workdir, session_options, stored_lang_option, track_option
 
 
@@ -41,6 +41,9 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, track):
     if report is None:
         report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout, track=chosen)
     emit_report(report, fmt, lang, verbose)
+    hint = track_hint(report, chosen, lang) if fmt == "text" and track is None else None
+    if hint:
+        click.echo(hint)
     raise SystemExit(report.exit_code)
 
 
