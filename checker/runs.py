@@ -236,12 +236,10 @@ def _row_index(X, row) -> int | None:
 def _target(source: str, filename: str, what: str, settings: RunSettings | TraceSettings,
             lab) -> Callable[[Reporter], None]:
     def target(rep: Reporter) -> None:
-        import torch
-
         from checker.loading import LoopFileError, load_loop
-        from checker.worker import describe_exception
+        from checker.worker import child_setup, describe_exception
 
-        torch.set_num_threads(1)
+        child_setup()
         rep.start("load", timeout=LOAD_TIMEOUT)
         try:
             loop = load_loop(source, filename, lab.track if lab is not None else None)

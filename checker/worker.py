@@ -17,10 +17,18 @@ from checker.sandbox import Reporter
 LOAD_TIMEOUT = 20.0
 
 
-def _child_setup() -> None:
+def child_setup() -> None:
+    """What every child sets before loading a file: one torch thread, and forked DataLoader workers."""
+    import multiprocessing
+
     import torch
 
     torch.set_num_threads(1)
+    # DataLoader workers (the data-pipeline track) are forked from this child: the loaded loop module
+    # (`_kata_loop_N`) is not importable by name, so a forkserver or spawn start (Python 3.14's default on
+    # Linux is forkserver) could not rebuild the file's Dataset in a worker. Fork, as Python 3.11-3.13 do.
+    if multiprocessing.get_start_method(allow_none=True) != "fork":
+        multiprocessing.set_start_method("fork", force=True)
 
 
 def _load(source: str, filename: str, rep: Reporter, track=None):
@@ -71,7 +79,7 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw
     def target(rep: Reporter) -> None:
         from checker.checks import REGISTRY
 
-        _child_setup()
+        child_setup()
         lab.draw = draw
         # arms the reporter's tamper guard: it looks before every event
         module = _load(source, filename, rep, lab.track)
@@ -112,7 +120,7 @@ def reference_target(check_ids: Sequence[str], lab, draw) -> Callable[[Reporter]
     def target(rep: Reporter) -> None:
         from checker.checks import REGISTRY
 
-        _child_setup()
+        child_setup()
         lab.draw = draw
         rep.start("load", timeout=LOAD_TIMEOUT)
         module = load_loop(source, REFERENCE_FILENAME, lab.track)
@@ -147,7 +155,7 @@ def run_target(source: str, filename: str, settings, lab) -> Callable[[Reporter]
     """Train the lesson's setting with the file's own functions; report the history."""
 
     def target(rep: Reporter) -> None:
-        _child_setup()
+        child_setup()
         module = _load(source, filename, rep, lab.track)
         if module is None:
             return
