@@ -62,13 +62,12 @@ class Draw:
 
             track = get_track()
         n_train, n_val = track.data.n_train, track.data.n_val
-        # BatchNorm cannot train on a batch of one: never draw a batch size that leaves one example over
-        single = 1 if track.model.batchnorm else -1
 
         def sizes(choices: tuple[int, ...], *, short: bool) -> tuple[int, ...]:
-            """``choices`` that fit the track: below its training set and, with ``short``, leaving a short
-            last batch (so a loader that drops or pads it shows)."""
-            fit = tuple(b for b in choices if b < n_train and n_train % b != single
+            """``choices`` that fit the track: below its training set, never a last batch of one its model
+            cannot train on and, with ``short``, leaving a short last batch (so a loader that drops or pads it
+            shows)."""
+            fit = tuple(b for b in choices if b < n_train and not track.model.leaves_one(n_train, b)
                         and (not short or n_train % b != 0))
             return fit or (max(1, n_train // 3),)
 

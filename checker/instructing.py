@@ -193,7 +193,7 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
     from checker.term import console
 
     mdir = resolve_dir(mutants_dir, track)
-    kdir = resolve_katas_dir(katas_dir) if katas_dir is not None or track is None else track.katas_dir
+    kdir = resolve_katas_dir(katas_dir, track)
 
     if not target:
         raise UsageProblem("--target is required: the code to break, as written in solutions/loop.py "
@@ -271,9 +271,7 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
     if track is None and katas_dir is None and mutants_dir is None:  # the track whose kata or mutant this is
         track = _track_holding(name)
     track = track or get_track()
-    explicit = katas_dir is not None
-    mutants_dir = resolve_dir(mutants_dir, track)
-    katas_dir = resolve_katas_dir(katas_dir) if explicit or track.id == "moons" else track.katas_dir
+    mutants_dir, katas_dir = resolve_dir(mutants_dir, track), resolve_katas_dir(katas_dir, track)
     out = console()
 
     def say(key: str, **params: object) -> str:

@@ -511,7 +511,7 @@ class Rig:
             self.X_val, self.y_val = tag(self.X_val), tag(self.y_val)
         batch_size = batch_size or lab.track.thresholds.batch_size
         # BatchNorm cannot train on a batch of one: a track whose model has it never gets one
-        single = lab.track.model.batchnorm and len(X) % batch_size == 1
+        single = lab.track.model.leaves_one(len(X), batch_size)
         self.loader = TapedLoader(X, y, self.tape, batch_size=batch_size, seed=seed, drop_last=single)
         params = parameters_of(self.model)
         self.loss_fn = SpyLoss(self.tape, params if loss_grads else None)

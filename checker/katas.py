@@ -128,13 +128,16 @@ class Practice:
     runs: tuple[tuple[str, ...], ...]
 
 
-def resolve_katas_dir(explicit: str | Path | None = None) -> Path:
-    """The catalogue folder: ``explicit``, else ``$KATA_KATAS_DIR``, else the packaged ``katas/``."""
+def resolve_katas_dir(explicit: str | Path | None = None, track=None) -> Path:
+    """The catalogue folder: ``explicit``, else ``$KATA_KATAS_DIR``, else ``track``'s katas folder, else the
+    packaged ``katas/`` (the moons track's); the twin of ``checker.mutation.resolve_dir``."""
     if explicit is not None:
         return Path(explicit)
     env = os.environ.get(KATAS_DIR_ENV)
     if env:
         return Path(env)
+    if track is not None:
+        return track.katas_dir
     from checker.paths import KATAS_DIR
 
     return KATAS_DIR

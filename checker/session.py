@@ -86,12 +86,11 @@ class Session:
         return kata.title.render(self.lang)
 
     def header(self, kata: Kata) -> str:
-        if kata.track == "moons":
-            mine = [k for k in self.katas if k.track == "moons"]
-            return self.say(HEADER, pos=mine.index(kata) + 1, total=len(mine), title=self.title(kata))
         mine = [k for k in self.katas if k.track == kata.track]  # counted within its track, wherever it is listed
-        return self.say(HEADER_TRACK, pos=mine.index(kata) + 1, total=len(mine), track=kata.track,
-                        title=self.title(kata))
+        where = dict(pos=mine.index(kata) + 1, total=len(mine), title=self.title(kata))
+        if kata.track == "moons":
+            return self.say(HEADER, **where)
+        return self.say(HEADER_TRACK, track=kata.track, **where)
 
     def unsolved(self) -> list[Kata]:
         return [k for k in self.katas if not self.progress.is_solved(k.slug)]
@@ -155,8 +154,8 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
         from checker.katas import resolve_katas_dir
         from checker.tracks import get_track
 
-        folder = get_track(track).katas_dir if track else resolve_katas_dir()
-        raise UsageProblem(CATALOGUE_EMPTY.render(lang, dir=folder))
+        where = resolve_katas_dir(track=get_track(track) if track else None)
+        raise UsageProblem(CATALOGUE_EMPTY.render(lang, dir=where))
     return Session(lang, folder, progress, katas)
 
 

@@ -85,6 +85,11 @@ class ModelSpec:
     batchnorm: bool = False
     dropout: float | None = None
 
+    def leaves_one(self, n: int, batch_size: int) -> bool:
+        """Whether batches of ``batch_size`` over ``n`` examples end in a batch of one that this model cannot
+        train on (BatchNorm in training mode needs two or more)."""
+        return self.batchnorm and n % batch_size == 1
+
     @property
     def n_features(self) -> int:
         return self.widths[0]

@@ -470,8 +470,7 @@ def _optimizer_class(opt) -> str:
 
 
 @check("reference.make_optimizer", family="reference", calls=("make_optimizer",),
-       title=OPT_TITLE, cost=0.1, timeout=20.0,
-       reference=True)
+       title=OPT_TITLE, cost=0.1, timeout=20.0, reference=True)
 def make_optimizer(loop, lab) -> dict:
     from checker.instruments import lesson_mlp
 
@@ -557,6 +556,7 @@ def _settings(opt, model) -> dict:
 
 def _training(loop, lab, d, *, fit: bool) -> dict:
     """A short run with the checker's model and loader and the file's own optimizer."""
+    import torch
     from torch import nn
 
     from checker.instruments import lesson_mlp, plain_number
@@ -566,8 +566,6 @@ def _training(loop, lab, d, *, fit: bool) -> dict:
     optimizer = loop.make_optimizer(model, name=d.optimizer, lr=d.lr)
     settings = _settings(optimizer, model)  # before training: a scheduler changes the lr as it goes
     # a model with dropout draws its masks from the global generator: the same state on both sides
-    import torch
-
     torch.manual_seed(d.model_seed ^ d.loader_seed)
     if fit:
         history = loop.fit(model, optimizer, loader, nn.CrossEntropyLoss(), d.epochs,
