@@ -155,15 +155,22 @@ def _head(xs: list[int]) -> str:
     return ", ".join(map(str, xs[:6]))
 
 
-@order.judge
-def _(m: dict):
+def order_verdict(m: dict, *, ok: Message = ORDER_OK, unshuffled: Message = ORDER_UNSHUFFLED,
+                  global_: Message = ORDER_GLOBAL):
+    """The verdict on two epochs' orders at seeds 0 (twice, under two global states) and 1: shuffled, by the
+    loader's seed alone, anew every epoch. pipeline.order judges its loader the same way, in its own words."""
     params = dict(a=_head(m["a"]), b=_head(m["b"]), c=_head(m["c"]))
     if not m["shuffled"] and not m["reshuffles"]:
-        return failed(ORDER_UNSHUFFLED, **params)
+        return failed(unshuffled, **params)
     if not m["same_seed_same_order"]:
-        return failed(ORDER_GLOBAL, **params)
+        return failed(global_, **params)
     if not m["seeds_differ"]:
         return failed(ORDER_SEED_IGNORED, **params)
     if not m["reshuffles"]:
         return failed(ORDER_SAME_EPOCHS, **params)
-    return passed(ORDER_OK, **params)
+    return passed(ok, **params)
+
+
+@order.judge
+def _(m: dict):
+    return order_verdict(m)

@@ -52,12 +52,6 @@ def _epochs(loader, epochs: int) -> list[list[list[int]]]:
     return out
 
 
-def _scrambled(seed: int) -> None:
-    from checker.instruments import scramble_global_rng
-
-    scramble_global_rng(seed)
-
-
 # ---------------------------------------------------------------------------- pipeline.dataset
 
 DATASET_TITLE = Message(en="a Dataset with one item per row", es="un Dataset con un elemento por fila")
@@ -315,15 +309,6 @@ ORDER_GLOBAL = Message(
     "ejecuciones del mismo script difieren (y también los flujos aleatorios de los workers, que salen del mismo "
     "sorteo)",
 )
-ORDER_SEED_IGNORED = Message(
-    en="loaders built with seed=0 and seed=1 give the same order ({a}…): the seed argument has no effect",
-    es="los cargadores creados con seed=0 y seed=1 dan el mismo orden ({a}…): el argumento seed no tiene efecto",
-)
-ORDER_SAME_EPOCHS = Message(
-    en="the loader repeats one shuffled order ({a}…) in every epoch instead of drawing a new one each epoch",
-    es="el cargador repite un mismo orden barajado ({a}…) en todas las épocas en lugar de sacar uno nuevo en cada "
-    "época",
-)
 
 
 @check("pipeline.order", family="pipeline", calls=("make_loader",), protocol="pipeline", title=ORDER_TITLE,
@@ -331,13 +316,15 @@ ORDER_SAME_EPOCHS = Message(
 def order(loop, lab) -> dict:
     from torch.utils.data import TensorDataset
 
+    from checker.instruments import scramble_global_rng
+
     X, index = _index_data(lab)
     bs = lab.track.thresholds.batch_size
 
     def orders(seed: int, rng: int) -> list[list[int]]:
-        _scrambled(rng)
+        scramble_global_rng(rng)
         loader = loop.make_loader(TensorDataset(X, index), batch_size=bs, seed=seed, num_workers=0)
-        _scrambled(rng + 50)  # the global state moves between building the loader and using it
+        scramble_global_rng(rng + 50)  # the global state moves between building the loader and using it
         return [[i for b in batches_ for i in b] for batches_ in _epochs(loader, 2)]
 
     a, b, c = orders(0, 1), orders(0, 2), orders(1, 1)
@@ -345,22 +332,11 @@ def order(loop, lab) -> dict:
             "seeds_differ": a[0] != c[0], "reshuffles": a[0] != a[1], "shuffled": a[0] != sorted(a[0])}
 
 
-def _head(xs: list[int]) -> str:
-    return ", ".join(map(str, xs[:6]))
-
-
 @order.judge
 def _(m: dict):
-    params = dict(a=_head(m["a"]), b=_head(m["b"]), c=_head(m["c"]))
-    if not m["shuffled"] and not m["reshuffles"]:
-        return failed(ORDER_UNSHUFFLED, **params)
-    if not m["same_seed_same_order"]:
-        return failed(ORDER_GLOBAL, **params)
-    if not m["seeds_differ"]:
-        return failed(ORDER_SEED_IGNORED, **params)
-    if not m["reshuffles"]:
-        return failed(ORDER_SAME_EPOCHS, **params)
-    return passed(ORDER_OK, **params)
+    from checker.checks.loader import order_verdict  # the same decision as loader.order's, in this track's words
+
+    return order_verdict(m, ok=ORDER_OK, unshuffled=ORDER_UNSHUFFLED, global_=ORDER_GLOBAL)
 
 
 # ---------------------------------------------------------------------------- pipeline.workers
@@ -394,7 +370,9 @@ class ProbeDataset:
 
 def _worker_run(loop, lab, *, seed: int, rng: int, epochs: int) -> list[list[dict]]:
     """Per epoch, per batch: the pid that served it and its NumPy draws."""
-    _scrambled(rng)
+    from checker.instruments import scramble_global_rng
+
+    scramble_global_rng(rng)
     loader = loop.make_loader(ProbeDataset(len(lab.data.X_train)), batch_size=lab.track.thresholds.batch_size,
                               seed=seed, num_workers=WORKERS)
     out = []
@@ -547,14 +525,16 @@ def seeds(loop, lab) -> dict:
     import numpy as np
     import torch
 
+    from checker.instruments import scramble_global_rng
+
     X, index = _index_data(lab)
     bs = lab.track.thresholds.batch_size
     draws, jitters = [], []
     for rng in (11, 12):
-        _scrambled(rng)
+        scramble_global_rng(rng)
         loop.seed_everything(seed=0)
         draws.append({"random": random.random(), "NumPy": float(np.random.rand()), "torch": float(torch.rand(1))})
-        _scrambled(rng + 100)
+        scramble_global_rng(rng + 100)
         loop.seed_everything(seed=0)
         loader = loop.make_loader(loop.make_dataset(X, index, augment=True), batch_size=bs, seed=0, num_workers=0)
         jitter = []
