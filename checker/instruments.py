@@ -555,23 +555,35 @@ def _flat(grads: Sequence[torch.Tensor | None], like: Sequence[torch.Tensor]) ->
 
 
 def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float | None = None) -> list[dict]:
-    """For every ``step`` event (with ``keep_grads``): the gradient it used against the last loss's own.
+    """For every ``step`` event (with ``keep_grads``): the gradient it used against the batch's own.
 
-    The reference gradient is the one the :class:`SpyLoss` took of the latest loss computed with
-    grad on; with ``clip_norm`` it is scaled as ``clip_grad_norm_`` scales it. Each row:
+    The batch's gradient is the one the :class:`SpyLoss` took of the latest loss computed with grad on or,
+    when the loop computed several losses since the previous step (micro-batches, each backward-ed into
+    ``.grad`` before one step), their mean weighted by examples: whichever of the two the step is closer to.
+    With ``clip_norm`` it is scaled as ``clip_grad_norm_`` scales it. Each row:
     ``epoch``, ``step`` (1-based within the epoch), ``norm`` (what step() saw), ``raw_norm`` (the
-    loss's own gradient norm), ``ratio`` (norm / raw_norm), ``rel`` (relative distance to the
+    batch's own gradient norm), ``ratio`` (norm / raw_norm), ``rel`` (relative distance to the
     reference), ``missing`` (.grad empty or all zero), ``connected`` (the loss had a gradient at
     all), ``accumulated`` (what step() saw equals the previous step's gradient plus this one's) and
     ``finite`` (no NaN or infinity in what step() saw). Non-finite figures are None.
     """
     rows: list[dict] = []
+    since_step: list[dict] = []
     last_loss: dict | None = None
     prev_got: torch.Tensor | None = None
     counts: dict[int, int] = {}
+
+    def compare(got: torch.Tensor, want: torch.Tensor) -> tuple[torch.Tensor, float, float | None]:
+        raw = float(want.norm())
+        if clip_norm is not None:
+            want = want * min(1.0, clip_norm / (raw + 1e-6))
+        want_norm, diff = float(want.norm()), float((got - want).norm())
+        return want, raw, diff / want_norm if want_norm > 0 else (0.0 if diff == 0 else None)
+
     for event in tape.events:
         if event["kind"] == "loss" and event["grad_enabled"]:
             last_loss = event
+            since_step.append(event)
             continue
         if event["kind"] != "step":
             continue
@@ -579,13 +591,16 @@ def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float 
         got = _flat(event["grads"], params)
         grads = (last_loss or {}).get("grads")
         connected = grads is not None and any(g is not None for g in grads)
-        want = _flat(grads, params) if grads is not None else torch.zeros_like(got)
-        raw = float(want.norm())
-        if clip_norm is not None:
-            want = want * min(1.0, clip_norm / (raw + 1e-6))
-        norm, want_norm = float(got.norm()), float(want.norm())
-        diff = float((got - want).norm())
-        rel = diff / want_norm if want_norm > 0 else (0.0 if diff == 0 else None)
+        want, raw, rel = compare(got, _flat(grads, params) if grads is not None else torch.zeros_like(got))
+        parts = [e for e in since_step if e.get("grads") is not None]
+        if len(parts) > 1:  # micro-batches: the examples' mean gradient over every loss since the last step
+            total = sum(e["n"] for e in parts)
+            mean = sum(_flat(e["grads"], params) * (e["n"] / total) for e in parts)
+            candidate = compare(got, mean)
+            if candidate[2] is not None and (rel is None or candidate[2] < rel):
+                want, raw, rel = candidate
+        since_step = []
+        norm = float(got.norm())
         accumulated = False
         if prev_got is not None and raw > 0:
             accumulated = float((got - prev_got - want).norm()) <= 1e-4 * raw and float(prev_got.norm()) > 0
