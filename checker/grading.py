@@ -22,9 +22,10 @@ from typing import Any
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
 from checker.i18n import Message
+from checker.events import Event, FileError, Isolation, Measured, Raised, Tampered
 from checker.sandbox import Job, Limits, Outcome, run_jobs
 from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS
-from checker.worker import check_target, reference_target
+from checker.zygote import Task
 
 
 class Status(str, Enum):
@@ -92,6 +93,12 @@ LOAD_TIMEOUT = Message(
     en="{file} did not finish importing within {seconds:g} s (an endless loop at module level?)",
     es="{file} no terminó de importarse en {seconds:g} s (¿un bucle infinito a nivel de módulo?)",
 )
+INTERNAL = Message(
+    en="kata could not take in what this file's checks reported ({error}); the file is not graded (a fault in "
+    "kata: please report it)",
+    es="kata no pudo procesar lo que informaron las comprobaciones de este archivo ({error}); el archivo no se "
+    "evalúa (un fallo de kata: por favor, avísanos)",
+)
 LOAD_DIED = Message(
     en="{file} ended the process while being imported ({how})",
     es="{file} terminó el proceso mientras se importaba ({how})",
@@ -124,6 +131,10 @@ class Report:
     output_dropped: int = 0
     integrity: list[str] = field(default_factory=list)
     """Why the source should be read by a person before any pass counts (static note; empty: nothing)."""
+    isolation: str | None = None
+    """"full" when every layer of the sandbox held in each child, "reduced" where the platform refused one
+    (``isolation_why`` says which); None when no child reported (hardening off)."""
+    isolation_why: list[str] = field(default_factory=list)
 
     @property
     def checks_passed(self) -> bool:
@@ -158,6 +169,10 @@ class Report:
         if self.integrity:
             data["held_for_review"] = True
             data["integrity"] = list(self.integrity)
+        if self.isolation is not None:
+            data["isolation"] = self.isolation
+            if self.isolation_why:
+                data["isolation_why"] = list(self.isolation_why)
         return data
 
 
@@ -222,6 +237,13 @@ class _State:
         self.finished = False
         self.report = Report(file=sub.filename)
 
+    def isolation(self, event: Isolation) -> None:
+        """The weakest isolation any of this submission's children had is the submission's."""
+        report = self.report
+        if report.isolation != "reduced":
+            report.isolation = event.level
+        report.isolation_why = sorted(set(report.isolation_why) | set(event.why))
+
     def result(self, cid: str, status: Status, message: str, measured=None, seconds: float = 0.0) -> CheckResult:
         chk = REGISTRY[cid]
         res = CheckResult(cid, chk.family, chk.title.render(self.lang), status, message, measured or {}, seconds)
@@ -245,8 +267,9 @@ class _Grader:
 
     def plan(self, states: list[_State], references: list[_ReferenceRun], split: int) -> list[Job]:
         # the reference processes first: they fork before any learner file is loaded, and they never load one
-        jobs = [Job(reference_target(ref.ids, self.lab, ref.draw), self.limits, tag=("reference", ref))
-                for ref in references]
+        source = self.lab.track.reference.read_text(encoding="utf-8") if references else ""
+        jobs = [Job(Task("checker.worker:reference_target", (ref.ids, self.lab, ref.draw, source)), self.limits,
+                    tag=("reference", ref)) for ref in references]
         for st in states:
             for group in split_checks(st.ids, split):
                 jobs.append(self._job(st, group, self.limits))
@@ -255,38 +278,53 @@ class _Grader:
     def _job(self, st: _State, group: list[str], limits: Limits) -> Job:
         draw = st.reference.draw if st.reference is not None else None
         st.running += 1
-        return Job(check_target(st.sub.source, st.sub.filename, group, self.lab, draw), limits, tag=(st, group))
+        return Job(Task("checker.worker:check_target", (st.sub.source, st.sub.filename, group, self.lab, draw)),
+                   limits, tag=(st, group))
 
     # -- events into results
 
-    def on_event(self, job: Job, event: dict) -> None:
-        kind, cid = event.get("event"), event.get("check")
+    def on_event(self, job: Job, event: Event) -> None:
+        """Take one parsed event; never raises (a fault here marks that job, never the whole run)."""
+        try:
+            self._on_event(job, event)
+        except Exception as exc:  # noqa: BLE001 - a bug of kata's must not cost a class its grades
+            if job.tag[0] != "reference":
+                st: _State = job.tag[0]
+                if st.report.error is None:
+                    st.report.error_kind = "internal"
+                    st.report.error = INTERNAL.render(self.lang, error=f"{type(exc).__name__}: {exc}")
+
+    def _on_event(self, job: Job, event: Event) -> None:
         if job.tag[0] == "reference":
             ref = job.tag[1]
-            if kind == "measured" and cid in REGISTRY:
-                ref.answers[cid] = event.get("measured") or {}
-            elif kind == "raised" and cid in REGISTRY:
-                ref.failures[cid] = f"{event.get('type')}: {str(event.get('error', '')).strip().splitlines()[-1:]}"
+            if isinstance(event, Measured) and event.check in REGISTRY:
+                ref.answers[event.check] = event.measured
+            elif isinstance(event, Raised) and event.check in REGISTRY:
+                last = [line for line in event.error.strip().splitlines() if line.strip()][-1:]
+                ref.failures[event.check] = f"{event.type}: {last}"
             return
         st: _State = job.tag[0]
-        if kind == "file_error" and st.report.error_kind != "tampered":
-            st.report.error_kind, st.report.error = event.get("kind"), event.get("message")
-        elif kind == "tampered" and st.report.error_kind != "tampered":  # the first one says why, and it sticks
-            what = ", ".join(map(str, event.get("what", [])[:4]))
+        if isinstance(event, Isolation):
+            st.isolation(event)
+            return
+        if isinstance(event, FileError) and st.report.error_kind != "tampered":
+            st.report.error_kind, st.report.error = event.error_kind, event.message
+        elif isinstance(event, Tampered) and st.report.error_kind != "tampered":  # the first says why; it sticks
             st.report.error_kind = "tampered"
-            st.report.error = TAMPERED.render(self.lang, file=st.sub.filename, what=what)
+            st.report.error = TAMPERED.render(self.lang, file=st.sub.filename, what=", ".join(event.what[:4]))
+        if not isinstance(event, Measured | Raised):
+            return
+        cid = event.check
         if st.report.error is not None or cid not in REGISTRY or cid not in st.ids or st.settled(cid):
             return  # a repeated or unasked-for figure is never taken (a forged second answer changes nothing)
-        seconds = float(event.get("seconds", 0.0) or 0.0)
-        if kind == "measured":
-            measured = event.get("measured") or {}
+        if isinstance(event, Measured):
             if REGISTRY[cid].reference:
-                st.differential[cid] = (measured, seconds)
+                st.differential[cid] = (event.measured, event.seconds)
                 return
-            self._emit(st, self._judged(st, cid, measured, seconds))
-        elif kind == "raised":
-            self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=event.get("error", "")),
-                                     {"exception": event.get("type"), "error": event.get("error", "")}, seconds))
+            self._emit(st, self._judged(st, cid, event.measured, event.seconds))
+        else:
+            self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=event.error),
+                                     {"exception": event.type, "error": event.error}, event.seconds))
 
     def _judged(self, st: _State, cid: str, measured: dict, seconds: float,
                 reference: dict | None = None) -> CheckResult:

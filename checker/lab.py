@@ -1,4 +1,4 @@
-"""The lab: what every check shares, prepared once in the parent before any child forks.
+"""The lab: what every check shares; it travels to each child with its job.
 
 It holds the track (``checker.tracks.Track``: the setting as data), the device, the track's data
 split, and (set per job) the arguments the parent drew for the differential checks.
@@ -76,9 +76,12 @@ class Lab:
         """The differential checks' arguments (``checker.draws.Draw``), set in each child before it measures."""
 
     def prepare(self) -> Lab:
-        """Compute the track's data and warm torch up now (in the parent), so no child repeats it."""
-        _ = self.data
-        warm_up_torch()
+        """Start the zygote now (``checker.zygote``): it imports torch, warms it up and computes the built-in
+        tracks' data once, beside the caller's own work, so no child repeats it. The caller itself needs
+        no torch to grade: verdicts are judged from plain figures."""
+        from checker.zygote import prestart
+
+        prestart()
         return self
 
     @property

@@ -16,7 +16,9 @@ from typing import Any
 
 import click
 
+from checker.events import Kind
 from checker.sandbox import Job, Limits, Reporter, run_jobs
+from checker.zygote import Task
 from checker.usage import UsageProblem, read_loop_file
 
 LOAD_TIMEOUT = 20.0
@@ -274,20 +276,23 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
     The figures in the order given; RunFailed (``file_error`` set when the file cannot be loaded)
     as soon as one run gives none.
     """
-    jobs = [Job(_target(src, name, what, settings, lab), Limits(step_timeout=_seconds(settings)), tag=i)
+    jobs = [Job(Task("checker.runs:_target", (src, name, what, settings, lab)),
+                Limits(step_timeout=_seconds(settings)), tag=i)
             for i, ((src, name), settings) in enumerate(zip(sources, settings_list, strict=True))]
     found: dict[int, dict[str, Any]] = {}
     for outcome in run_jobs(jobs, workers=2):
         i = outcome.job.tag
         name = sources[i][1]
-        events = {e.get("event"): e for e in outcome.events}
-        if "file_error" in events:
-            raise RunFailed(events["file_error"]["message"], file_error=True)
-        if "figures" in events:
-            found[i] = events["figures"]["figures"]
+        events = {e.kind: e for e in outcome.events}
+        if Kind.FILE_ERROR in events:
+            raise RunFailed(events[Kind.FILE_ERROR].message, file_error=True)
+        if Kind.FIGURES in events:
+            found[i] = events[Kind.FIGURES].figures
             continue
-        if "raised" in events:
-            raise RunFailed(f"{name}: the run stopped because the loop raised an error\n{events['raised']['error']}")
+        if Kind.RAISED in events:
+            raise RunFailed(f"{name}: the run stopped because the loop raised an error\n{events[Kind.RAISED].error}")
+        if Kind.TAMPERED in events:
+            raise RunFailed(f"{name}: the run was stopped: {'; '.join(events[Kind.TAMPERED].what)}")
         if outcome.timed_out_step:
             raise RunFailed(f"{name}: the run did not finish within {_seconds(settings_list[i]):g} s")
         raise RunFailed(f"{name}: the process running the loop ended early (exit status {outcome.exit_status})")

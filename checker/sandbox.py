@@ -20,15 +20,19 @@ import hmac
 import json
 import os
 import resource
+import pickle
+import select
 import selectors
 import signal
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from checker import hardening
+from checker.events import MAX_EVENTS, MAX_LINE, Done, Event, LineBuffer, Malformed, Start, Tampered, parse
+from checker.zygote import ChildSpec, Task, ZygoteError, zygote
 
 # Keep the fork cheap and safe: tiny models run fastest on one thread, and a fork
 # after an OpenMP pool has started can deadlock.
@@ -64,16 +68,6 @@ _FLOAT_REPR = float.__repr__
 _WRITE = os.write
 _JOIN = "".join
 MAC_BYTES = 16
-
-
-def _float_str(value: float) -> str:
-    if value != value:
-        return "NaN"
-    if value == float("inf"):
-        return "Infinity"
-    if value == -float("inf"):
-        return "-Infinity"
-    return _FLOAT_REPR(value)
 
 
 def _encoder():
@@ -153,7 +147,7 @@ class Job:
 @dataclass
 class Outcome:
     job: Job
-    events: list[dict]
+    events: list[Event]
     finished: bool
     """The child reported ``done``: the job ran to its end."""
     exit_status: int | None
@@ -233,6 +227,8 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
         os._exit(status)
 
 
+SPAWN_SECONDS = 30.0
+"""How long the zygote may take to fork a child (it is usually a few milliseconds)."""
 DONE_GRACE = 2.0
 """Seconds a child that reported ``done`` has to exit before it is killed."""
 DRAIN_SECONDS = 2.0
@@ -242,45 +238,108 @@ DRAIN_SECONDS = 2.0
 class _Running:
     def __init__(self, job: Job):
         self.job = job
-        self.events: list[dict] = []
+        self.events: list[Event] = []
         self.finished = False
         self.step: str | None = None
         self.deadline = time.monotonic() + job.limits.step_timeout
         self.timed_out_step: str | None = None
         self.output = bytearray()
         self.dropped = 0
-        self.buffer = b""
-        self.forged = 0
-        """Lines in the event pipe that the job's key did not sign (something else wrote them)."""
+        self.lines = LineBuffer()
+        self.rejected = 0
+        """Lines the parent did not accept: unsigned (something else wrote them) or malformed."""
         self.open_fds: set[int] = set()
         """The parent's read ends still open (a closed one's number may be reused by a later child)."""
         self.status: int | None = None
-        """The child's wait status, once it has exited (it is then a zombie until reaped)."""
+        """The child's wait status, once known."""
         self.exited = False
         self.started = time.monotonic()
         self.key = os.urandom(16)
         self.identity = hardening.job_identity() if job.limits.harden else None
         self.private_dir = hardening.make_private_dir(self.identity) if job.limits.harden else None
+        self.pidfd: int | None = None
+        self.status_fd: int | None = None
+        """Zygote children: where the shepherd reports the child's pid, then its wait status."""
+        self.status_buffer = b""
+        self.namespace = False
+        """The child runs in a PID namespace of its own; ``pid`` is then the namespace's init, and killing it
+        kills everything in the namespace."""
         event_r, event_w = os.pipe()
         out_r, out_w = os.pipe()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
-        pid = os.fork()
-        if pid == 0:
-            os.close(event_r)
-            os.close(out_r)
-            _child_main(job, event_w, out_w, self.key, self.private_dir, self.identity)
-        os.close(event_w)
-        os.close(out_w)
-        self.pid = pid
+        if isinstance(job.target, Task):
+            self._spawn(job, event_r, event_w, out_r, out_w)
+        else:  # a trusted callable (kata's own tests): forked from this process
+            pid = os.fork()
+            if pid == 0:
+                os.close(event_r)
+                os.close(out_r)
+                _child_main(job, event_w, out_w, self.key, self.private_dir, self.identity)
+            os.close(event_w)
+            os.close(out_w)
+            self.pid = pid
+        self.deadline = time.monotonic() + job.limits.step_timeout  # from the child's start, not the zygote's
         self.event_fd = event_r
         self.output_fd = out_r
         self.open_fds = {event_r, out_r}
-        self.pidfd: int | None = None
         try:
-            self.pidfd = os.pidfd_open(pid)
+            self.pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):
             pass
+
+    def _spawn(self, job: Job, event_r: int, event_w: int, out_r: int, out_w: int) -> None:
+        """Have the zygote fork the child: it learns the job from a spec only it reads."""
+        status_r, status_w = os.pipe()
+        spec = pickle.dumps(ChildSpec(replace(job, tag=None), self.key, self.private_dir, self.identity))
+        try:
+            zygote().spawn(spec, [event_w, out_w, status_w], new_pid_namespace=job.limits.harden)
+        except ZygoteError:
+            for fd in (event_r, out_r, status_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (event_w, out_w, status_w):
+                os.close(fd)
+        self.status_fd = status_r
+        ready = select.select([status_r], [], [], SPAWN_SECONDS)[0]
+        line = _read_line(status_r) if ready else b""
+        parts = line.split()
+        if len(parts) != 3 or parts[0] != b"P":
+            for fd in (event_r, out_r, status_r):
+                os.close(fd)
+            raise ZygoteError(f"the grading process did not start a child within {SPAWN_SECONDS:g} s")
+        self.pid, self.namespace = int(parts[1]), parts[2] == b"1"
+        os.set_blocking(status_r, False)
+
+    @property
+    def exit_fd(self) -> int | None:
+        """The descriptor that becomes readable when the child ends."""
+        return self.status_fd if self.status_fd is not None else self.pidfd
+
+    def read_status(self) -> None:
+        """Zygote children: take what the shepherd reported (``S <status>``, or nothing before it died)."""
+        if self.status_fd is None or self.status is not None:
+            return
+        while True:
+            try:
+                data = os.read(self.status_fd, 64)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self.exited = True
+                if self.status is None:  # the shepherd itself was killed: so was the child
+                    self.status = signal.SIGKILL
+                return
+            self.status_buffer += data
+            if b"\n" in self.status_buffer:
+                parts = self.status_buffer.split(b"\n", 1)[0].split()
+                if len(parts) == 2 and parts[0] == b"S" and parts[1].isdigit():
+                    self.status = int(parts[1])
+                    self.exited = True
+                    return
 
     def close(self, selector: selectors.BaseSelector, fd: int | None = None) -> None:
         """Stop watching and close ``fd`` (default: every read end still open); only this child's own."""
@@ -291,30 +350,37 @@ class _Running:
                 os.close(own)
 
     def on_events(self, data: bytes) -> None:
-        self.buffer += data
-        *lines, self.buffer = self.buffer.split(b"\n")
-        for line in lines:
-            signature, _, payload = line.partition(b" ")
-            if not hmac.compare_digest(signature, mac(self.key, payload)):
-                self.forged += 1
-                if self.forged == 1:
-                    self.events.append({"event": "tampered", "what": ["a forged event in the result pipe"]})
-                continue
-            try:
-                event = json.loads(payload)
-            except ValueError:
-                continue
-            if not isinstance(event, dict):
-                continue
-            kind = event.get("event")
-            if kind == "start":
-                self.step = str(event.get("step"))
-                timeout = event.get("timeout") or self.job.limits.step_timeout
-                self.deadline = time.monotonic() + min(float(timeout), self.job.limits.step_timeout)
-            elif kind == "done":
-                self.finished = True
-                self.deadline = time.monotonic() + DONE_GRACE
-            self.events.append(event)
+        for line in self.lines.feed(data):
+            self.on_line(line)
+        if self.lines.overlong and not self.rejected:
+            self.reject(f"an event line longer than {MAX_LINE} bytes")
+
+    def reject(self, why: str) -> None:
+        self.rejected += 1
+        if self.rejected == 1:  # the first one says why; the job cannot be graded
+            self.events.append(Tampered((why,)))
+
+    def on_line(self, line: bytes) -> None:
+        signature, _, payload = line.partition(b" ")
+        if not hmac.compare_digest(signature, mac(self.key, payload)):
+            self.reject("a forged event in the result pipe")
+            return
+        if len(self.events) >= MAX_EVENTS:
+            self.reject(f"more than {MAX_EVENTS} events")
+            return
+        try:
+            event = parse(payload)
+        except Malformed as exc:
+            self.reject(f"a malformed event ({exc})")
+            return
+        if isinstance(event, Start):
+            self.step = event.step
+            timeout = event.timeout or self.job.limits.step_timeout
+            self.deadline = time.monotonic() + min(timeout, self.job.limits.step_timeout)
+        elif isinstance(event, Done):
+            self.finished = True
+            self.deadline = time.monotonic() + DONE_GRACE
+        self.events.append(event)
 
     def on_output(self, data: bytes) -> None:
         room = self.job.limits.output_bytes - len(self.output)
@@ -322,8 +388,10 @@ class _Running:
         self.dropped += max(len(data) - room, 0)
 
     def poll(self) -> bool:
-        """Whether the child has exited (its status is kept; the zombie stays until ``reap``)."""
-        if not self.exited:
+        """Whether the child has exited (its status is kept; a zombie stays until ``reap``)."""
+        if self.status_fd is not None:
+            self.read_status()
+        elif not self.exited:
             try:
                 info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
             except ChildProcessError:
@@ -334,9 +402,14 @@ class _Running:
         return self.exited
 
     def kill(self) -> None:
+        if self.status_fd is not None and self.status is not None:
+            return  # already gone: its pid may belong to another process by now
         try:
-            os.kill(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
             pass
 
     def kill_tree(self, keep: set[int]) -> None:
@@ -344,16 +417,29 @@ class _Running:
         self.kill()
         hardening.kill_descendants([self.pid], sessions=[self.pid], keep=keep, adopted=True)
 
-    def reap(self) -> Outcome:
-        _, status = os.waitpid(self.pid, 0)
+    def wait(self) -> int:
+        """The child's exit code (minus the signal that ended it), once it has ended."""
+        if self.status_fd is None:
+            _, status = os.waitpid(self.pid, 0)
+        else:
+            limit = time.monotonic() + SPAWN_SECONDS
+            while self.status is None and time.monotonic() < limit:
+                select.select([self.status_fd], [], [], 0.5)
+                self.read_status()
+            os.close(self.status_fd)
+            self.status_fd = None
+            status = self.status if self.status is not None else signal.SIGKILL
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
+        return os.waitstatus_to_exitcode(status)
+
+    def reap(self) -> Outcome:
+        code = self.wait()
         hardening.remove_private_dir(self.private_dir)
-        code = os.waitstatus_to_exitcode(status)
         # A child that reported "done" but then died on a signal we did not send still finished its job.
         memory = b"can't allocate memory" in bytes(self.output) or any(
-            "MemoryError" in str(e.get("error", "")) or "allocate memory" in str(e.get("error", ""))
+            "MemoryError" in getattr(e, "error", "") or "allocate memory" in getattr(e, "error", "")
             for e in self.events
         )
         return Outcome(
@@ -368,6 +454,16 @@ class _Running:
             memory_exceeded=memory,
             seconds=time.monotonic() - self.started,
         )
+
+
+def _read_line(fd: int) -> bytes:
+    data = b""
+    while not data.endswith(b"\n") and len(data) < 256:
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def run_jobs(
@@ -391,6 +487,9 @@ def run_jobs(
     running: dict[int, _Running] = {}
     selector = selectors.DefaultSelector()
     unrelated = hardening.own_children()  # kata's own children from before: never touched
+    if any(isinstance(job.target, Task) for job in pending):
+        zygote().start()
+        unrelated.add(zygote().pid)
 
     def dispatch(child: _Running, stream: str, fd: int) -> None:
         try:
@@ -409,8 +508,8 @@ def run_jobs(
     def finish(pid: int, child: _Running) -> None:
         keep = unrelated | {p for p in running if p != pid}
         child.kill_tree(keep)
-        if child.pidfd is not None:
-            selector.unregister(child.pidfd)
+        if child.exit_fd is not None:
+            selector.unregister(child.exit_fd)
         # what the child (and its descendants, now gone) wrote before the end
         limit = time.monotonic() + DRAIN_SECONDS
         while child.open_fds and time.monotonic() < limit:
@@ -432,11 +531,11 @@ def run_jobs(
                 running[child.pid] = child
                 selector.register(child.event_fd, selectors.EVENT_READ, (child, "events"))
                 selector.register(child.output_fd, selectors.EVENT_READ, (child, "output"))
-                if child.pidfd is not None:
-                    selector.register(child.pidfd, selectors.EVENT_READ, (child, "exit"))
+                if child.exit_fd is not None:
+                    selector.register(child.exit_fd, selectors.EVENT_READ, (child, "exit"))
             now = time.monotonic()
             timeout = max(min(c.deadline for c in running.values()) - now, 0.0)
-            poll_every = 0.5 if all(c.pidfd is not None for c in running.values()) else 0.05
+            poll_every = 0.5 if all(c.exit_fd is not None for c in running.values()) else 0.05
             for key, _ in selector.select(timeout=min(timeout, poll_every)):
                 child, stream = key.data
                 if child.pid not in running:
@@ -458,10 +557,8 @@ def run_jobs(
         for child in list(running.values()):
             child.kill_tree(unrelated)
             child.close(selector)
-            if child.pidfd is not None:
-                os.close(child.pidfd)
             try:
-                os.waitpid(child.pid, 0)
+                child.wait()
             except ChildProcessError:
                 pass
             hardening.remove_private_dir(child.private_dir)

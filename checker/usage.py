@@ -82,15 +82,13 @@ def prepared_lab(device: str = "cpu", track=None):
 
 def _prepare(device: str, track=None):
     import checker.sandbox  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
-    from checker.lab import import_heavy
-
-    import_heavy()
-    import torch
-
     from checker.lab import Lab
 
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
     from checker.tracks import TrackError
 
     try:

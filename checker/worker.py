@@ -109,13 +109,12 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw
 REFERENCE_FILENAME = "reference/loop.py"
 
 
-def reference_target(check_ids: Sequence[str], lab, draw) -> Callable[[Reporter], None]:
+def reference_target(check_ids: Sequence[str], lab, draw, source: str) -> Callable[[Reporter], None]:
     """The trusted reference process: the differential checks' answers, computed on the reference loop.
 
-    The reference's source is read here, in the parent, when the job is planned; the child that runs
-    it is forked from the parent, never from a process that loaded a learner's file, and loads none.
+    ``source``: the reference's source, read in the parent when the job is planned and handed to this
+    child alone; the child is forked from the zygote, like a learner's, and loads no learner file.
     """
-    source = lab.track.reference.read_text(encoding="utf-8")
 
     def target(rep: Reporter) -> None:
         from checker.checks import REGISTRY

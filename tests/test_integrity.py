@@ -441,7 +441,7 @@ def test_each_kernel_layer_is_active_in_the_child(tmp_path, monkeypatch):
     monkeypatch.setenv("KATA_TEST_FOLDER", str(folder))
     outcome = run_job(Job(_facts, Limits(step_timeout=30)))
     assert outcome.finished, outcome.output
-    facts = next(e["measured"] for e in outcome.events if e.get("check") == "facts")
+    facts = next(e.measured for e in outcome.events if getattr(e, "check", None) == "facts")
     assert facts["no_new_privs"] and facts["seccomp"]
     assert len(facts["fds"]) <= 5 and facts["fds"][:3] == [0, 1, 2]  # 0-2, the event pipe, listdir's own
     assert facts["inet"] is False and facts["exec"] is False and facts["setsid"] is False
@@ -489,7 +489,7 @@ def test_an_unsigned_line_in_the_event_pipe_is_tampering():
         rep.send({"event": "measured", "check": "y", "measured": {}})
 
     outcome = run_job(Job(target, Limits(step_timeout=30)))
-    kinds = [(e.get("event"), e.get("check")) for e in outcome.events]
+    kinds = [(str(e.kind), getattr(e, "check", None)) for e in outcome.events]
     assert ("tampered", None) in kinds and ("measured", "x") not in kinds and ("measured", "y") in kinds
 
 
@@ -500,7 +500,7 @@ def test_without_root_the_child_keeps_every_other_layer(monkeypatch, tmp_path):
     monkeypatch.setattr(hardening, "job_identity", lambda: None)
     monkeypatch.setenv("KATA_TEST_FOLDER", str(tmp_path))
     outcome = run_job(Job(_facts, Limits(step_timeout=30)))
-    facts = next(e["measured"] for e in outcome.events if e.get("check") == "facts")
+    facts = next(e.measured for e in outcome.events if getattr(e, "check", None) == "facts")
     assert facts["uid"] == os.getuid()
     assert facts["no_new_privs"] and facts["seccomp"] and facts["exec"] is False and facts["inet"] is False
     assert facts["cwd"] == facts["tmp"] and not Path(facts["tmp"]).exists()

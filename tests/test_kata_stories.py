@@ -94,7 +94,7 @@ def observed(lab) -> dict:
     from checker.lab import Lab
     from checker.mutation import mutant_source, reference_source
     from checker.sandbox import Job, Limits, run_jobs
-    from checker.worker import check_target, run_target
+    from checker.zygote import Task
 
     runs, checks = _needed()
     labs = {"moons": lab}
@@ -108,23 +108,25 @@ def observed(lab) -> dict:
     jobs = []
     for track, who, args in sorted(runs, key=lambda r: -_settings(r[2]).epochs):  # longest first
         settings = _settings(args)
-        jobs.append(Job(run_target(sources[track, who], f"{who}.py", settings, labs[track]),
+        jobs.append(Job(Task("checker.worker:run_target", (sources[track, who], f"{who}.py", settings, labs[track])),
                         Limits(step_timeout=60.0 + settings.epochs), tag=("run", track, who, args)))
     for track, who, cid in sorted(checks):
-        jobs.append(Job(check_target(sources[track, who], f"{who}.py", [cid], labs[track]), Limits(),
+        jobs.append(Job(Task("checker.worker:check_target", (sources[track, who], f"{who}.py", [cid], labs[track])),
+                        Limits(),
                         tag=("check", track, who, cid)))
     results: dict = {}
     for outcome in run_jobs(jobs, workers=2):
         kind, track, who, what = outcome.job.tag
-        events = {e.get("event"): e for e in outcome.events}
+        events = {str(e.kind): e for e in outcome.events}
         if kind == "run":
             hist = events.get("history")
-            error = None if hist else events.get("raised", {}).get("error", f"no history ({sorted(events)})")
-            results[(track, who, what)] = {"history": hist["history"] if hist else None,
-                                           "warnings": hist["warnings"] if hist else [], "error": error}
+            raised = events.get("raised")
+            error = None if hist else (raised.error if raised else f"no history ({sorted(events)})")
+            results[(track, who, what)] = {"history": hist.history if hist else None,
+                                           "warnings": list(hist.warnings) if hist else [], "error": error}
         elif "measured" in events:
             with judging(get_track(track)):
-                verdict = REGISTRY[what].judge(events["measured"]["measured"])
+                verdict = REGISTRY[what].judge(events["measured"].measured)
             results[(track, who, what)] = {"passed": verdict.passed, "message": verdict.render("en")}
         else:
             results[(track, who, what)] = {"passed": None, "message": f"not measured: {events}"}

@@ -251,16 +251,15 @@ def test_no_reference_answer_is_never_a_pass(lab, monkeypatch):
 
 def test_a_forged_second_answer_changes_nothing(lab):
     """The parent takes the first figures a child reports for a check and ignores any repeat."""
+    from checker.events import Measured
     from checker.grading import _Grader, _State
     from checker.sandbox import Job, Limits
 
     st = _State(Submission(REFERENCE, "x.py"), ["steps.per_batch"], "en", None)
     grader = _Grader(lab, Limits(), "en", None, None)
     job = Job(lambda rep: None, tag=(st, ["steps.per_batch"]))
-    grader.on_event(job, {"event": "measured", "check": "steps.per_batch", "measured": {"batches": 5,
-                                                                                      "steps": [6, 6]}})
-    grader.on_event(job, {"event": "measured", "check": "steps.per_batch", "measured": {"batches": 5,
-                                                                                      "steps": [5, 5]}})
+    grader.on_event(job, Measured("steps.per_batch", {"batches": 5, "steps": [6, 6]}))
+    grader.on_event(job, Measured("steps.per_batch", {"batches": 5, "steps": [5, 5]}))
     assert st.results["steps.per_batch"].status == "fail"
 
 

@@ -441,9 +441,8 @@ def run_generated(
     ref = ReferenceResult(seeds=[0])
     if todo or ref_entry is None:
         if lab is None:
-            from checker.lab import Lab, import_heavy
+            from checker.lab import Lab
 
-            import_heavy()
             lab = Lab().prepare()
         subs = [Submission(ref_source, REFERENCE_NAME), Submission(ref_source, REFERENCE_AGAIN)]
         subs += [Submission(r.source, f"mutants/{r.mutant.id}.py") for r in todo]

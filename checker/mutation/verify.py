@@ -260,9 +260,8 @@ def run_verify(
     setup = time.perf_counter() - started
 
     if lab is None:
-        from checker.lab import Lab, import_heavy
+        from checker.lab import Lab
 
-        import_heavy()
         lab = Lab().prepare()
 
     ref_names = [REFERENCE_NAME if s == 0 else f"{REFERENCE_NAME} (seed {s})" for s in range(seeds)]
