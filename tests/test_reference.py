@@ -226,23 +226,17 @@ def test_a_file_tuned_to_one_draw_fails_another(lab):
     assert not fresh.passed and f"seed={d.data_seed})" not in fresh.checks[0].message
 
 
-def test_no_reference_answer_is_never_a_pass(lab, monkeypatch):
+def test_no_reference_answer_is_never_a_pass(tmp_path):
     """If the reference process dies, the differential checks are errors that say so, not passes."""
-    import checker.checks.reference as module
+    import dataclasses
 
-    real = module.make_data.measure
+    from checker.lab import Lab
+    from checker.tracks import get_track
 
-    def dying(loop, lab_):
-        if getattr(loop, "__file__", "") == "reference/loop.py":
-            import os
-
-            os._exit(3)
-        return real(loop, lab_)
-
-    monkeypatch.setattr(module.make_data, "measure", dying, raising=False)
-    monkeypatch.setitem(REGISTRY, "reference.make_data",
-                        REGISTRY["reference.make_data"].__class__(**{**REGISTRY["reference.make_data"].__dict__,
-                                                                     "measure": dying}))
+    dying = tmp_path / "loop.py"  # a reference whose make_data ends its process
+    dying.write_text(REFERENCE.replace("def make_data(seed=0):\n", "def make_data(seed=0):\n    import os\n    os._exit(3)\n", 1))
+    track = get_track("moons")
+    lab = Lab(track=dataclasses.replace(track, root=tmp_path, reference_path="loop.py"))
     report = grade_one(REFERENCE, "loop.py", lab, check_ids=["reference.make_data", "reference.make_model"])
     by_id = {c.id: c for c in report.checks}
     assert by_id["reference.make_data"].status == ERROR and "reference process" in by_id["reference.make_data"].message
