@@ -99,6 +99,7 @@ TAMPERING = [
     ("patch_rig_init", "Rig.__init__"),  # the guard: kata classes
     ("global_step_hook", "_global_optimizer_post_hooks"),  # the guard: torch's global hook registries
     ("import_solution", "solutions"),  # the audit hook: kata's reference is not readable
+    ("stolen_send_malformed", "malformed event"),  # the parent's strict event schema
 ]
 
 
@@ -208,6 +209,7 @@ def class_folder(tmp_path_factory, reference_measured):
         "e_setsid_grandchild.py": attack_source("setsid_grandchild", out=out),
         "f_forged_pipe.py": attack_source("forged_pipe_numbers", reference_measured),
         "g_copy_classmate.py": attack_source("copy_classmate"),
+        "h_stolen_send.py": attack_source("stolen_send_malformed", reference_measured),
     }
     for name, text in files.items():
         (folder / name).write_text(text)
@@ -233,7 +235,7 @@ def _describe(pid: int) -> str:
 
 
 @pytest.mark.parametrize("name", ["c_ptrace_parent.py", "d_sibling_fds.py", "e_setsid_grandchild.py",
-                                  "f_forged_pipe.py", "g_copy_classmate.py"])
+                                  "f_forged_pipe.py", "g_copy_classmate.py", "h_stolen_send.py"])
 def test_class_folder_attack_never_passes(class_folder, name):
     assert class_folder["proc"].returncode == 0, class_folder["proc"].stderr
     assert class_folder["results"][name]["passed"] is False
