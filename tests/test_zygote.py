@@ -75,3 +75,20 @@ def test_a_killed_zygote_is_replaced(lab):
     zygote().process.wait()
     [report] = grade([Submission(REFERENCE, "loop.py")], lab, check_ids=["data.lesson"])
     assert report.passed and zygote().pid != first
+
+
+def test_a_zygote_that_cannot_start_is_one_clear_line_and_exit_2(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import checker.zygote as module
+    from checker.cli import main
+
+    broken = module.Zygote()
+    monkeypatch.setattr(module, "_zygote", broken)
+    monkeypatch.setattr(module, "_zygote_owner", __import__("os").getpid())
+    monkeypatch.setattr(module.sys, "executable", "/bin/false")  # the interpreter cannot run
+    result = CliRunner().invoke(main, ["check", str(__import__("checker.paths").paths.SOLUTIONS_DIR / "loop.py"),
+                                       "--only", "data.lesson"])
+    broken.stop()
+    assert result.exit_code == 2, result.output
+    assert "could not start" in result.output and "Traceback" not in result.output

@@ -13,7 +13,26 @@ from checker.cli.mutants import mutants_group
 from checker.cli.run import run_cmd, trace_cmd
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Kata(click.Group):
+    """The group: a sandbox that cannot start is said in one line, exit 2, never as a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        from checker.zygote import ZygoteError
+
+        try:
+            return super().invoke(ctx)
+        except ZygoteError as exc:
+            raise SandboxUnavailable(str(exc)) from None
+
+
+class SandboxUnavailable(click.ClickException):
+    exit_code = 2
+
+    def format_message(self) -> str:
+        return f"kata could not start the process that runs loop files: {self.message}"
+
+
+@click.group(cls=_Kata, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kata")
 @session_options
 def main() -> None:
