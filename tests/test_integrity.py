@@ -111,6 +111,15 @@ def test_attack_is_refused_as_tampering(runner, tmp_path, reference_measured, na
     assert not any(c["status"] == "pass" and c["id"] == "steps.fresh_grads" for c in data["checks"])
 
 
+NEVER_PASSES = ["frame_walk_reference"]  # whatever layer stops it (nothing to find, or a refusal), no pass
+
+
+@pytest.mark.parametrize("name", NEVER_PASSES)
+def test_attack_never_passes(runner, tmp_path, reference_measured, name):
+    data = grade_attack(runner, tmp_path, name, reference_measured)
+    assert not any(c["status"] == "pass" and c["id"] == "steps.fresh_grads" for c in data["checks"]), data
+
+
 def test_a_file_that_trains_correctly_only_while_graded_is_held_for_review(runner, tmp_path, reference_measured):
     """Behaviourally a correct loop (no grader can tell): the integrity note holds it for review."""
     data = grade_attack(runner, tmp_path, "graded_only", reference_measured)
