@@ -153,7 +153,9 @@ def _parse(text: str, filename: str) -> list[dict[str, Any]]:
             "notebook", f"{filename} is not a readable Jupyter notebook (it has no list of cells)"
         )
     for i, cell in enumerate(cells, start=1):
-        if not isinstance(cell, dict) or not isinstance(cell.get("source", ""), str | list):
+        source = cell.get("source", "") if isinstance(cell, dict) else None
+        if not isinstance(source, str | list) or (isinstance(source, list)
+                                                   and not all(isinstance(part, str) for part in source)):
             raise LoopFileError("notebook", f"{filename}: cell {i} is malformed (no cell type or source)")
     return cells
 
@@ -164,7 +166,8 @@ def _cell_text(cell: dict[str, Any]) -> str:
 
 
 def _skipped_by_tag(cell: dict[str, Any]) -> bool:
-    tags = (cell.get("metadata") or {}).get("tags") or []
+    metadata = cell.get("metadata")
+    tags = metadata.get("tags") if isinstance(metadata, dict) else None
     return isinstance(tags, list) and SKIP_TAG in tags
 
 

@@ -515,3 +515,29 @@ def test_without_root_the_child_keeps_every_other_layer(monkeypatch, tmp_path):
     assert facts["uid"] == os.getuid()
     assert facts["no_new_privs"] and facts["seccomp"] and facts["exec"] is False and facts["inet"] is False
     assert facts["cwd"] == facts["tmp"] and not Path(facts["tmp"]).exists()
+
+
+HOSTILE_METADATA = [
+    {"metadata": ["not", "a", "dict"]},
+    {"metadata": {"tags": 5}},
+    {"metadata": {"tags": {"kata-skip": True}}},
+    {"metadata": "kata-skip"},
+]
+
+
+@pytest.mark.parametrize("extra", HOSTILE_METADATA, ids=["list", "int-tags", "dict-tags", "string"])
+def test_a_notebook_with_hostile_metadata_and_the_frame_walk_never_passes(runner, tmp_path, reference_measured,
+                                                                           extra):
+    """The frame-walk payload inside a notebook whose metadata is not what Jupyter writes: a verdict or a
+    clear refusal, never a traceback, never a pass."""
+    source = attack_source("frame_walk_reference", reference_measured)
+    cell = {"cell_type": "code", "execution_count": None, "outputs": [], "source": source.splitlines(True), **extra}
+    notebook = {"cells": [{"cell_type": "markdown", "metadata": 7, "source": "# hi"}, cell],
+                "metadata": {"kernelspec": ["python3"], "kata": "../../solutions"}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "walk.ipynb"
+    path.write_text(json.dumps(notebook))
+    code, out, data, _ = kata_check(runner, path, "--json", *ONLY_ARGS)
+    assert code in (1, 2) and "Traceback (most recent call last)" not in out, out
+    assert data is None or data["passed"] is False
+    if data is not None and data.get("checks"):
+        assert not any(c["status"] == "pass" and c["id"] == "steps.fresh_grads" for c in data["checks"])
