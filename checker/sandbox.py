@@ -489,6 +489,7 @@ def run_jobs(
     unrelated = hardening.own_children()  # kata's own children from before: never touched
     if any(isinstance(job.target, Task) for job in pending):
         zygote().start()
+    if zygote().alive():  # kata's own child, never an orphan to kill
         unrelated.add(zygote().pid)
 
     def dispatch(child: _Running, stream: str, fd: int) -> None:
