@@ -670,7 +670,9 @@ def test_cli_modules_hold_only_click_commands() -> None:
             else:
                 raise AssertionError(f"{where}: {type(node).__name__} at the top level: {ast.dump(node)[:80]}")
             for name in names:
-                is_command = isinstance(getattr(module, name, None), click.Command)
+                obj = getattr(module, name, None)
+                is_command = isinstance(obj, click.Command) or (
+                    isinstance(obj, type) and issubclass(obj, click.Command | click.ClickException))
                 assert is_command or name in allowed, f"{module.__name__}.{name} is not a click command"
         assert all(hasattr(module, n) for n in allowed), f"{module.__name__}: a stale allow-list entry"
     import checker.cli.check  # noqa: F401  (no import cycle: importing check alone works)
