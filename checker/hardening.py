@@ -190,6 +190,7 @@ def make_private_dir(identity: tuple[int, int] | None) -> str:
     """A fresh temporary folder for one child, owned by the uid it will run as (mode 0700)."""
     import tempfile
 
+    _code_roots()  # computed here, once, while the parent can read them
     path = tempfile.mkdtemp(prefix="kata-job-")
     if identity is not None:
         try:
@@ -264,13 +265,20 @@ def _capset(effective: int, permitted: int) -> bool:
         return False
 
 
+_CODE_ROOTS: list[str] = []
+
+
 def _code_roots() -> list[str]:
+    """The interpreter's and kata's code folders (computed once, in the parent: the child may not read them)."""
+    if _CODE_ROOTS:
+        return _CODE_ROOTS
     import sysconfig
 
     roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots.add(str(Path(__file__).resolve().parent))
     roots.add(os.path.dirname(os.path.realpath(sys.executable)))
-    return sorted(roots)
+    _CODE_ROOTS[:] = sorted(roots)
+    return _CODE_ROOTS
 
 
 _CODE_READABLE: bool | None = None
@@ -388,16 +396,21 @@ def _install_seccomp() -> bool:
 
 
 def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
-                 identity: tuple[int, int] | None = None, network: bool = False) -> dict[str, object]:
+                 identity: tuple[int, int] | None = None, network: bool = False,
+                 hide: Iterable[str] = ()) -> dict[str, object]:
     """Run in the forked child, before the job's target: every layer the platform allows.
 
     ``keep_fds``: descriptors besides 0, 1, 2 to keep (the event pipe). ``private_dir``: the child's own
     temporary folder (TMPDIR, HOME, the working folder). ``identity``: (uid, gid) to drop to (kata is
-    root). ``network``: keep the network (no new namespace). Returns the layers that took effect.
+    root). ``network``: keep the network (no new namespace). ``hide``: folders and files the child must not
+    see (kata's data, the class folder: ``checker.tracks.hidden_paths``). Returns the layers that took
+    effect (``isolation_level`` sums them up).
     """
+    global _HIDDEN
     active: dict[str, object] = {}
     if not sys.platform.startswith("linux"):
         return active
+    _HIDDEN = tuple(os.path.realpath(h) for h in hide)
     _close_descriptors(keep_fds)
     active["descriptors"] = True
     if identity is not None:  # counted per uid: only meaningful for a uid of the child's own
@@ -407,31 +420,435 @@ def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
     _lower(resource.RLIMIT_CPU, CPU_SECONDS)
     _lower(resource.RLIMIT_CORE, 0)
     active["rlimits"] = True
+    minimal_environment(private_dir)
+    active["environment"] = True
     if private_dir:
         import tempfile
 
-        for var in ("TMPDIR", "TEMP", "TMP", "HOME"):
-            os.environ[var] = private_dir
-        os.environ.setdefault("USER", "kata-sandbox")
-        os.environ.setdefault("LOGNAME", "kata-sandbox")
         tempfile.tempdir = private_dir
         try:
             os.chdir(private_dir)
         except OSError:
             pass
         active["private_dir"] = private_dir
-    if identity is not None and os.geteuid() == 0:
-        if not network:
-            active["network_namespace"] = _unshare_net()
+    root = os.geteuid() == 0
+    # a mount namespace: as root, or in a user namespace of the child's own where the kernel allows one
+    namespace = _unshare(CLONE_NEWNS) if root else _user_namespace()
+    if not namespace and not root:
+        active["filesystem_why"] = "no user namespace"
+    if not network:
+        active["network_namespace"] = _unshare(CLONE_NEWNET)
+    if namespace:
+        active["mount_namespace"] = "root" if root else "user namespace"
+        try:
+            whole = _mount_namespace(_HIDDEN, private_dir, active)
+        except OSError as exc:
+            whole, active["filesystem_why"] = False, f"mounts failed ({exc})"
+        active["filesystem"] = "mount namespace" if whole else False
+        active["processes"] = _own_proc()
+    if root and identity is not None and not namespace and not code_readable_by_others():
+        # no mount namespace to bind the interpreter back: keep reading it (reduced; the report says so)
         try:
             active["user"] = _drop_privileges(identity)
         except OSError:
             active["user"] = False
+        active["capabilities"] = False
+    else:
+        try:
+            active["capabilities"] = _no_capabilities(identity if root else None)
+            if root and identity is not None:
+                active["user"] = "uid"
+        except OSError:
+            active["capabilities"] = False
     active["non_dumpable"] = _prctl(PR_SET_DUMPABLE, 0)
     active["no_new_privs"] = _prctl(PR_SET_NO_NEW_PRIVS, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # kata gone: the child goes too
+    if not active.get("filesystem") or not active.get("processes"):
+        # no mount namespace, or no /proc of its own (a user namespace cannot mount one): Landlock
+        abi = _landlock(_HIDDEN, private_dir) if active["no_new_privs"] else 0
+        if abi:
+            if not active.get("filesystem"):
+                active["filesystem"] = f"landlock (ABI {abi})"
+                active["visible"] = []
+            if not active.get("processes"):
+                active["processes"] = "landlock"
     active["seccomp"] = _install_seccomp()
     return active
+
+# namespaces, mounts, capabilities, Landlock, environment -----------------------------------------------
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+COVERED = ("/root", "/home")
+"""Hidden from every child besides what the caller names: other users' homes (kata's own home included)."""
+SCRATCH = ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")
+"""Folders anyone may write: a fresh tmpfs of the child's own over each, gone with it (the private folder is
+bound back): what a file writes outside its private folder does not outlive the job."""
+BLANKED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
+_ESSENTIAL = ("/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc", "/sys", "/run",
+              "/var")
+ENV_KEEP = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                      "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK",
+                      "CUDA_VISIBLE_DEVICES", "PYTHONHASHSEED", "KATA_LANG", "USER", "LOGNAME"})
+"""The only variables a child keeps (plus LC_*); HOME and the temporary-folder ones point at its private folder."""
+
+_HIDDEN: tuple[str, ...] = ()
+
+
+def hidden() -> tuple[str, ...]:
+    """The paths this child was asked to hide (``harden_child(hide=...)``): the audit hook refuses them too."""
+    return _HIDDEN
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> bool:
+    import ctypes
+
+    enc = (lambda s: None if s is None else os.fsencode(s))
+    try:
+        ok = _lib().mount(ctypes.c_char_p(enc(source)), ctypes.c_char_p(enc(target)), ctypes.c_char_p(enc(fstype)),
+                          ctypes.c_ulong(flags), ctypes.c_char_p(enc(data))) == 0
+    except (OSError, AttributeError):
+        return False
+    return ok
+
+
+def _unshare(flags: int) -> bool:
+    try:
+        return _lib().unshare(flags) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, text.encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _user_namespace() -> bool:
+    """Not root: a user namespace (mapping this uid and gid to themselves) with a mount namespace, where the
+    kernel allows it. Inside it the child holds capabilities over its own namespaces only, dropped below."""
+    uid, gid = os.geteuid(), os.getegid()
+    if not _unshare(CLONE_NEWUSER | CLONE_NEWNS):
+        return False
+    # a non-dumpable process (kata's children inherit it) cannot open its own /proc/self/*_map: dumpable for
+    # these three writes, non-dumpable again a few lines on (harden_child)
+    _prctl(PR_SET_DUMPABLE, 1)
+    _write("/proc/self/setgroups", "deny")
+    return _write("/proc/self/uid_map", f"{uid} {uid} 1") and _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _keep_paths(private_dir: str | None) -> list[str]:
+    """What a cover must not take away: the interpreter, its libraries, kata's package, the private folder."""
+    keep = set(_code_roots())
+    libraries = [p for p in sys.path if isinstance(p, str) and p.rstrip("/").endswith(("-packages", "lib-dynload"))]
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *libraries):
+        if p and os.path.isabs(p) and os.path.isdir(p):
+            keep.add(p)
+    keep = {os.path.realpath(p) for p in keep}
+    if private_dir:
+        keep.add(os.path.realpath(private_dir))
+    return sorted(keep)
+
+
+def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[str, object]) -> bool:
+    """In a fresh mount namespace (entered by the caller): an empty read-only tmpfs over each hidden folder,
+    /root and /home (the interpreter, its libraries, kata's package and the private folder bound back where
+    they lie beneath one), /dev/null over the shadow files, and a /proc of this child's own. Returns whether
+    every hidden path is hidden; ``report`` gets what was left visible."""
+    if not _mount(None, "/", None, MS_REC | MS_PRIVATE):
+        report["mounts"] = "could not make / private"
+        return False
+    keep = _keep_paths(private_dir)
+    covers, files, skipped = [], [], []
+    for raw in [*COVERED, *hide]:
+        path = os.path.realpath(raw)
+        if not os.path.exists(path):
+            continue
+        if any(_within(e, path) for e in _ESSENTIAL) or path in _ESSENTIAL:
+            skipped.append(path)  # the system itself: never covered
+        elif os.path.isdir(path):
+            covers.append(path)
+        else:
+            files.append(path)
+    scratch = {os.path.realpath(p) for p in SCRATCH if os.path.isdir(p)}
+    covers = sorted(set(covers) | scratch, key=lambda p: (p.count("/"), p))
+    # descriptors to what must stay, opened before anything above them is covered
+    anchors: dict[str, int] = {}
+    for k in keep:
+        if any(_within(k, c) for c in covers):
+            try:
+                anchors[k] = os.open(k, os.O_PATH | os.O_DIRECTORY)
+            except OSError:
+                pass
+    ok = not skipped
+    try:
+        laid: list[str] = []
+        for cover in covers:
+            if cover not in scratch and any(_within(cover, s) for s in laid if s in scratch) and not any(
+                    _within(k, cover) for k in anchors):
+                continue  # under a fresh scratch tmpfs already: not there at all
+            laid.append(cover)
+            options = "mode=1777" if cover in scratch else "size=64k,mode=755"
+            if not _mount("tmpfs", cover, "tmpfs", MS_NOSUID | MS_NODEV, options):
+                if cover not in scratch:
+                    skipped.append(cover)
+                    ok = False
+                continue
+            for k, fd in anchors.items():
+                if not _within(k, cover):
+                    continue
+                deeper = [c for c in covers if c != cover and _within(k, c) and _within(c, cover)]
+                if deeper:  # bound back when that deeper cover is laid
+                    continue
+                try:
+                    os.makedirs(k, mode=0o755, exist_ok=True)
+                except OSError:
+                    pass
+                writable = private_dir is not None and k == os.path.realpath(private_dir)
+                if _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC) and not writable:
+                    _mount(None, k, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+            if cover not in scratch:
+                _mount(None, cover, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, options)
+        for path in [*files, *(f for f in BLANKED_FILES if os.path.exists(f))]:
+            if _mount("/dev/null", path, None, MS_BIND):
+                _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            elif path not in BLANKED_FILES or os.geteuid() == 0:
+                skipped.append(path)
+                ok = False
+    finally:
+        for fd in anchors.values():
+            os.close(fd)
+    if skipped:
+        report["visible"] = skipped
+    return ok
+
+
+def _own_proc() -> str | None:
+    """A /proc that shows this child's processes only: a fresh one where the child is pid 1 of its own PID
+    namespace, else one mounted with hidepid=invisible (processes the child cannot trace are not there)."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    if os.getpid() == 1 and _mount("proc", "/proc", "proc", flags, "hidepid=invisible"):
+        return "pid namespace"
+    if os.getpid() == 1 and _mount("proc", "/proc", "proc", flags):
+        return "pid namespace"
+    if _mount("proc", "/proc", "proc", flags, "hidepid=invisible"):
+        return "hidepid"
+    return None
+
+
+def _last_cap() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return 63
+
+
+def _drop_bounding() -> bool:
+    ok = True
+    for cap in range(_last_cap() + 1):
+        ok = _prctl(PR_CAPBSET_DROP, cap) and ok
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    return ok
+
+
+def capabilities() -> dict[str, int]:
+    """CapInh/CapPrm/CapEff/CapBnd/CapAmb of this process, from /proc/self/status."""
+    caps = {}
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Cap"):
+                    name, _, value = line.partition(":")
+                    caps[name] = int(value.strip(), 16)
+    except (OSError, ValueError):
+        pass
+    return caps
+
+
+def _no_capabilities(identity: tuple[int, int] | None) -> bool:
+    """Drop every capability for good: the bounding set, ambient and inheritable ones, then the uid (as root)
+    and whatever is left. Verified in /proc/self/status."""
+    _drop_bounding()
+    if identity is not None and os.geteuid() == 0:
+        uid, gid = identity
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    _capset(0, 0)
+    caps = capabilities()
+    return bool(caps) and not any(caps.get(k, 1) for k in ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb"))
+
+
+def minimal_environment(private_dir: str | None) -> None:
+    """Clear the environment to ``ENV_KEEP`` and LC_*; HOME and the temporary-folder variables are the private
+    folder. Nothing the launcher held (tokens, paths, the grader's own settings) reaches the file."""
+    for name in list(os.environ):
+        if name not in ENV_KEEP and not name.startswith("LC_"):
+            del os.environ[name]
+    if private_dir:
+        for var in ("TMPDIR", "TEMP", "TMP", "HOME"):
+            os.environ[var] = private_dir
+    os.environ.setdefault("USER", "kata-sandbox")
+    os.environ.setdefault("LOGNAME", "kata-sandbox")
+
+
+# Landlock ------------------------------------------------------------------------------------------
+
+_LANDLOCK = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+LL_EXECUTE, LL_WRITE_FILE, LL_READ_FILE, LL_READ_DIR = 1, 2, 4, 8
+LL_TRUNCATE, LL_IOCTL_DEV = 1 << 14, 1 << 15
+_LL_FILE = LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_TRUNCATE | LL_IOCTL_DEV
+
+
+def _landlock_abi() -> int:
+    import ctypes
+    import platform
+
+    numbers = _LANDLOCK.get(platform.machine())
+    if numbers is None:
+        return 0
+    try:
+        abi = _lib().syscall(ctypes.c_long(numbers[0]), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    except (OSError, AttributeError):
+        return 0
+    return max(abi, 0)
+
+
+def _landlock_handled(abi: int) -> int:
+    rights = (1 << 13) - 1  # EXECUTE .. MAKE_SYM
+    if abi >= 2:
+        rights |= 1 << 13  # REFER
+    if abi >= 3:
+        rights |= LL_TRUNCATE
+    if abi >= 5:
+        rights |= LL_IOCTL_DEV
+    return rights
+
+
+def _landlock_grants(hide: Iterable[str], private_dir: str | None) -> list[tuple[str, bool]]:
+    """(path, writable): what a child may reach under Landlock. Read: the interpreter, its libraries, kata's
+    package (its data folder left out), /usr, /lib*, /etc, /sys, the few devices Python and torch open, this
+    process's own /proc entries and /proc's non-process files. Read-write: the private folder, /dev/shm."""
+    hidden_paths = [os.path.realpath(h) for h in hide]
+    grants: list[tuple[str, bool]] = []
+
+    def grant(path: str, depth: int = 0) -> None:
+        real = os.path.realpath(path)
+        if not os.path.exists(real) or any(_within(real, h) for h in hidden_paths):
+            return
+        if depth < 4 and os.path.isdir(real) and any(_within(h, real) for h in hidden_paths):
+            try:
+                entries = os.listdir(real)
+            except OSError:
+                return
+            for entry in entries:  # around the hidden folder beneath it
+                grant(os.path.join(real, entry), depth + 1)
+            return
+        grants.append((real, False))
+
+    for path in [*_keep_paths(None), "/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc", "/sys", "/dev/null",
+                 "/dev/zero", "/dev/urandom", "/dev/random", "/opt"]:
+        grant(path)
+    try:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() and entry not in ("self", "thread-self"):
+                grants.append((f"/proc/{entry}", False))
+    except OSError:
+        pass
+    grants.append((f"/proc/{os.getpid()}", False))
+    for path in [private_dir, "/dev/shm"]:
+        if path and os.path.isdir(path):
+            grants.append((os.path.realpath(path), True))
+    import glob
+
+    grants += [(p, True) for p in glob.glob("/dev/nvidia*")]
+    return grants
+
+
+def _landlock(hide: Iterable[str], private_dir: str | None) -> int:
+    """Restrict this process (and what it forks) to ``_landlock_grants``; returns the ABI used, 0 if refused.
+    Needs no_new_privs (set by the caller)."""
+    import ctypes
+    import platform
+
+    abi = _landlock_abi()
+    if abi < 1:
+        return 0
+    create, add_rule, restrict = _LANDLOCK[platform.machine()]
+    handled = _landlock_handled(abi)
+    attr = struct.pack("=QQQ", handled, 0, 0x2 if abi >= 6 else 0)  # scoped: signals stay inside (ABI 6)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    buf = ctypes.create_string_buffer(attr, 24)
+    lib = _lib()
+    ruleset = lib.syscall(ctypes.c_long(create), buf, ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return 0
+    try:
+        for path, writable in _landlock_grants(hide, private_dir):
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                is_dir = os.path.isdir(path)
+                rights = handled if writable else (LL_READ_FILE | LL_READ_DIR | LL_EXECUTE)
+                if not is_dir:
+                    rights &= _LL_FILE
+                rights &= handled
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+                lib.syscall(ctypes.c_long(add_rule), ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0))
+            finally:
+                os.close(fd)
+        if lib.syscall(ctypes.c_long(restrict), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            return 0
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+LAYERS = ("filesystem", "processes", "capabilities", "environment", "seccomp")
+"""What ``isolation_level`` requires for "full"."""
+
+
+def isolation_level(active: dict[str, object]) -> tuple[str, list[str]]:
+    """("full", []) when every kernel layer ``harden_child`` reported took effect, else ("reduced", [why, ...])
+    in plain English (for `--json`, results.json and the Gradescope output)."""
+    why = []
+    if not active:
+        return "reduced", ["no kernel isolation on this platform (not Linux, or hardening off)"]
+    if not active.get("filesystem"):
+        why.append("the filesystem is not closed: " + str(active.get("filesystem_why")
+                                                        or "no mount namespace (not root, no user namespace) "
+                                                           "and no Landlock"))
+    elif active.get("visible"):
+        why.append(f"left visible: {', '.join(map(str, active['visible']))}")
+    if not active.get("processes"):
+        why.append("other processes are visible in /proc")
+    if not active.get("capabilities"):
+        why.append("the child keeps capabilities")
+    if not active.get("environment"):
+        why.append("the launcher's environment is inherited")
+    if not active.get("seccomp"):
+        why.append("no seccomp filter")
+    return ("reduced", why) if why else ("full", [])
 
 
 # --------------------------------------------------------------------------------------------- audit hook
