@@ -894,24 +894,102 @@ class Refused(PermissionError):
     """Raised by the audit hook: the file tried something no training loop needs."""
 
 
-def _secret_dirs() -> list[str]:
+def _secret_dirs(given: Iterable[str] | None = None) -> list[str]:
+    """kata's own data (always) and what the caller hides (``harden_child(hide=...)`` by default). No track
+    is looked up here: the child cannot read the track files, and must not need to."""
     here = Path(__file__).resolve().parent
     dirs = [here / "_data"]
     try:
         from checker.paths import MUTANTS_DIR, SOLUTIONS_DIR
 
         dirs += [SOLUTIONS_DIR, MUTANTS_DIR]
-        from checker.tracks import all_tracks
-
-        for track in all_tracks().values():  # a course's own tracks ($KATA_TRACKS) keep theirs secret too
-            dirs += [track.reference.parent, track.mutants_dir]
-    except Exception:  # noqa: BLE001 - the paths and tracks modules are optional here
+    except Exception:  # noqa: BLE001 - the paths module is optional here
         pass
-    return [str(Path(d).resolve()) + os.sep for d in dirs]
+    dirs += list(_HIDDEN if given is None else given)
+    return [os.path.realpath(d).rstrip(os.sep) + os.sep for d in dirs]
+
+
+def seal(fn: Callable) -> Callable:
+    """``fn`` behind a callable that hides it: a C wrapper (functools' uncached lru_cache) whose target is no
+    attribute, so neither ``__closure__``, ``__wrapped__``, ``__globals__`` nor ``__self__`` lead from it to what
+    ``fn`` holds. No audit event guards ``__closure__`` or ``cell_contents`` (CPython 3.11-3.13), so a kata
+    callable that a loop can reach (torch's global hook registries) is handed over sealed."""
+    import functools
+
+    sealed = functools.lru_cache(maxsize=0)(fn)
+    for name in ("__wrapped__", "__dict__"):
+        try:
+            delattr(sealed, name)
+        except (AttributeError, TypeError):
+            pass
+    try:
+        sealed.__dict__.clear()
+    except (AttributeError, TypeError):
+        pass
+    return sealed
+
+
+_SIGNAL_SETTERS = frozenset({"signal", "setitimer", "alarm", "set_wakeup_fd", "siginterrupt"})
+
+
+def _guard_signals(judge: Callable[[str], str | None]) -> None:
+    """A signal handler receives the interrupted frame, and ``f_back``/``f_locals`` fire no audit event (nor
+    does registering a handler): a file that could register one would walk up into kata's frames. So every
+    function of ``_signal`` reachable from a module is replaced by a sealed wrapper that asks ``judge(name)``
+    (the audit hook's origin rule) first; ``_signal`` itself leaves ``sys.modules`` (importing it again is
+    refused by the hook); builtins' ``__self__`` no longer leads to it."""
+    import types
+
+    raw = sys.modules.get("_signal")
+    if raw is None:
+        return
+    originals = {id(v): (k, v) for k, v in vars(raw).items() if callable(v) and not isinstance(v, type)}
+
+    def wrap(name: str, original: Callable) -> Callable:
+        def call(*args, **kwargs):
+            if name in _SIGNAL_SETTERS:
+                what = judge(name)
+                if what:
+                    raise Refused(f"kata refuses this while grading: {what}")
+            return original(*args, **kwargs)
+
+        sealed = seal(call)
+        try:
+            sealed.__name__ = sealed.__qualname__ = name
+            sealed.__module__ = "signal"
+        except (AttributeError, TypeError):
+            pass
+        return sealed
+
+    wrappers = {key: wrap(name, fn) for key, (name, fn) in originals.items()}
+    proxy = types.ModuleType("_signal")
+    for name, value in vars(raw).items():
+        if not name.startswith("__"):
+            setattr(proxy, name, wrappers.get(id(value), value))
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict) or module is raw:
+            continue
+        for key, value in list(namespace.items()):
+            if value is raw:
+                namespace[key] = proxy
+            elif id(value) in wrappers and originals[id(value)][1] is value:
+                namespace[key] = wrappers[id(value)]
+    signal_module = sys.modules.get("signal")
+    if signal_module is not None:  # signal.signal is Python code: its __wrapped__ is the raw builtin
+        for name in ("signal", "getsignal", "pthread_sigmask", "sigpending", "sigwait", "valid_signals"):
+            fn = getattr(signal_module, name, None)
+            if fn is not None and getattr(fn, "__wrapped__", None) is not None:
+                try:
+                    del fn.__wrapped__
+                except AttributeError:
+                    pass
+    sys.modules.pop("_signal", None)
 
 
 def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None],
-                       private_dir: str | None = None) -> Callable[[str, tuple], None]:
+                       private_dir: str | None = None,
+                       secret_dirs: Iterable[str] | None = None) -> Callable[[str, tuple], None]:
     """Install (for good: PEP 578 hooks cannot be removed) the hook that refuses what no loop needs.
 
     Each refusal raises ``Refused`` where the learner's code asked, and calls ``report([what])`` at once
@@ -920,7 +998,10 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
     outside the standard library is not a library's (site-packages) or kata's own; frame reads and
     exec/compile are judged by the frame that asked. Writing outside the private folder, reading kata's
     reference and data, and opening other processes' /proc entries are refused from any origin but kata.
-    Returns the hook (for measurement).
+    ``secret_dirs``: what the file may not read (default: what ``harden_child`` was asked to hide), beside
+    kata's own data. Paths are judged once real: a descriptor (``os.listdir(fd)``) by what it names, a relative
+    name by the working folder and by every folder the process holds open (``dir_fd=``), ``//`` collapsed.
+    Signal handlers may not be registered by the file (``_guard_signals``). Returns the hook (for measurement).
     """
     import sysconfig
     import threading
@@ -930,7 +1011,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
     site.update(os.path.realpath(p) + os.sep for p in sys.path if p.endswith(("site-packages", "dist-packages")))
     site_dirs = tuple(sorted(site))
     kata_dir = str(Path(__file__).resolve().parent) + os.sep
-    secrets = tuple(_secret_dirs())
+    secrets = tuple(_secret_dirs(secret_dirs))
     private = (os.path.realpath(private_dir) + os.sep) if private_dir else None
     allowed_writes = tuple(p for p in (private, "/dev/shm/", "/dev/null") if p)
     me = os.getpid()
@@ -1021,12 +1102,50 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
         _, near, _ = origin_outer()
         return near != "kata" and (which == "other" or near != "site")
 
-    def as_path(value) -> str | None:
+    readlink = os.readlink
+
+    def real(path: str) -> str:
+        return realpath("/" + path.lstrip("/"))  # "//proc/1" is "/proc/1"
+
+    def open_folders() -> list[str]:
+        """Every folder this process holds a descriptor to: where a ``dir_fd=`` may point."""
+        folders = []
+        try:
+            fds = os.listdir("/proc/self/fd")
+        except OSError:
+            return folders
+        for fd in fds:
+            try:
+                target = readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("/") and os.path.isdir(target):
+                folders.append(target)
+        return folders
+
+    def as_paths(value) -> list[str]:
+        """Where ``value`` may lead: its real path; a descriptor, what it names; a relative name, joined to
+        the working folder and to every open folder (the event does not say which ``dir_fd`` was given)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                target = readlink(f"/proc/self/fd/{value}")
+            except OSError:
+                return []
+            return [real(target)] if target.startswith("/") else []
         if isinstance(value, bytes):
             value = os.fsdecode(value)
         if not isinstance(value, str):
-            return None
-        return os.path.normpath(value if value.startswith("/") else os.path.join(os.getcwd(), value))
+            return []
+        if value.startswith("/"):
+            return [real(value)]
+        return [real(os.path.join(base, value)) for base in dict.fromkeys([os.getcwd(), *open_folders()])]
+
+    def as_path(value) -> str | None:
+        paths = as_paths(value)
+        return paths[0] if paths else None
+
+    def secret(path: str) -> bool:
+        return (path + os.sep).startswith(secrets)
 
     def writable(path: str) -> bool:
         return path.startswith(allowed_writes) or path + os.sep == private
@@ -1057,16 +1176,18 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                     return f"compiles code under {name}"
             return None
         if event == "open":
-            path = as_path(args[0])
-            if path is None:
+            paths = as_paths(args[0])
+            if not paths:
                 return None
+            path = paths[0]
             mode, flags = args[1], args[2] if len(args) > 2 else 0
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool((flags or 0) & _WRITE_FLAGS)
-            if proc_refused(path):
-                return f"opens {path}"
-            if path.startswith(secrets):
-                _, near, _ = origin()
-                return None if near == "kata" else f"reads kata's own files ({path})"
+            for candidate in paths:
+                if proc_refused(candidate):
+                    return f"opens {candidate}"
+                if secret(candidate):
+                    _, near, _ = origin()
+                    return None if near == "kata" else f"reads kata's own files ({candidate})"
             if (not writing and path.endswith((".py", ".ipynb", ".pyc")) and kind(path) == "learner"
                     and not path.startswith(private or "\0")):
                 _, near, _ = origin()
@@ -1078,12 +1199,14 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                 return f"writes {path}"
             return None
         if event in _PATH_EVENTS:
-            paths = [as_path(a) for a in args[:2] if isinstance(a, str | bytes)]
+            paths = [p for a in args[:2] if isinstance(a, str | bytes | int) for p in as_paths(a)]
             for path in paths:
-                if path is None:
-                    continue
                 if proc_refused(path):
                     return f"lists {path}"
+                if event in ("os.listdir", "os.scandir", "os.chdir") and secret(path):
+                    _, near, _ = origin()
+                    if near != "kata":
+                        return f"lists kata's own files ({path})"
                 if event in _WRITE_PATH_EVENTS and not writable(path):
                     return f"{event.split('.', 1)[1]} {path}"
             return None
@@ -1096,7 +1219,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
             return None
         if event == "import":
             name = args[0] if args else ""
-            if isinstance(name, str) and (name in ("solutions", "checker")
+            if isinstance(name, str) and (name in ("solutions", "checker", "_signal")
                                           or name.startswith(("solutions.", "checker."))):
                 _, near, _ = origin()
                 return None if near == "kata" else f"imports {name}"
@@ -1161,6 +1284,20 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                     pass
             raise Refused(f"kata refuses this while grading: {what}")
 
+    def judge_signal(name: str) -> str | None:
+        _, near, _ = origin(3)  # 0 origin, 1 judge_signal, 2 the wrapper, 3 its caller
+        if near == "learner":
+            what = f"registers a signal handler or timer (signal.{name})"
+            if what not in reported:
+                reported.add(what)
+                try:
+                    report([f"refused: {what}"])
+                except Exception:  # noqa: BLE001 - the refusal stands even if the report cannot go
+                    pass
+            return what
+        return None
+
+    _guard_signals(judge_signal)
     sys.addaudithook(hook)
     return hook
 

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from checker.sandbox import Job, Limits, Reporter, run_jobs
+from checker.tracks import hidden_paths, submission_folders
 from checker.usage import UsageProblem, read_loop_file
 
 LOAD_TIMEOUT = 20.0
@@ -274,7 +275,8 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
     The figures in the order given; RunFailed (``file_error`` set when the file cannot be loaded)
     as soon as one run gives none.
     """
-    jobs = [Job(_target(src, name, what, settings, lab), Limits(step_timeout=_seconds(settings)), tag=i)
+    hide = hidden_paths(submission_folders([name for _, name in sources]))
+    jobs = [Job(_target(src, name, what, settings, lab), Limits(step_timeout=_seconds(settings), hide=hide), tag=i)
             for i, ((src, name), settings) in enumerate(zip(sources, settings_list, strict=True))]
     found: dict[int, dict[str, Any]] = {}
     for outcome in run_jobs(jobs, workers=2):

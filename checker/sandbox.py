@@ -50,6 +50,9 @@ class Limits:
     harden: bool = True
     """Contain the child (checker.hardening): own descriptors only, rlimits, a private folder, an
     unprivileged uid and no network where kata runs as root, seccomp."""
+    hide: tuple[str, ...] = ()
+    """Folders and files the child must not see (``checker.tracks.hidden_paths``: kata's data, the class
+    folder); the parent computes them, the sandbox knows no track."""
 
 
 try:  # C implementations, bound now: a loop that patches json, hashlib or os cannot reach them
@@ -207,12 +210,12 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
         if job.limits.harden:
             from checker import hardening
 
-            hardening.harden_child([event_fd], private_dir=private_dir, identity=identity)
+            hardening.harden_child([event_fd], private_dir=private_dir, identity=identity, hide=job.limits.hide)
         reporter = Reporter(event_fd, key)
         if job.limits.harden and "torch" in sys.modules:
             from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-            register_optimizer_step_pre_hook(reporter.on_step)
+            register_optimizer_step_pre_hook(hardening.seal(reporter.on_step))  # no __closure__ to read
         try:
             job.target(reporter)
         except BaseException as exc:  # the job's own code failed: say so, then end
