@@ -1104,8 +1104,12 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
 
     readlink = os.readlink
 
+    normpath = os.path.normpath
+
     def real(path: str) -> str:
-        return realpath("/" + path.lstrip("/"))  # "//proc/1" is "/proc/1"
+        path = normpath("/" + path.lstrip("/"))  # "//proc/1" is "/proc/1"
+        # /proc's links (self, fd/N) are judged as named (proc_private); any other link, by where it leads
+        return path if path == "/proc" or path.startswith("/proc/") else realpath(path)
 
     def open_folders() -> list[str]:
         """Every folder this process holds a descriptor to: where a ``dir_fd=`` may point."""
