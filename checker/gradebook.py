@@ -37,8 +37,8 @@ from checker.grading import PASS, Report, Submission, grade
 from checker.i18n import Message
 from checker.loading import LoopFileError, compile_source, read_source
 from checker.sandbox import Limits
-from checker.tracks import hidden_paths
 from checker.term import dumps
+from checker.tracks import hidden_paths
 
 SUFFIXES = (".py", ".ipynb")
 OUTPUT_FILES = ("grades.csv", "results.json")

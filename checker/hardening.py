@@ -7,16 +7,19 @@ classmate, or outlive the grader. The layers, outermost first (docs/autograding.
   child subreaper: whatever a job starts is re-parented to kata and killed after the job, whatever its
   session (``kill_descendants``);
 - each child (``harden_child``) keeps only its own descriptors; is non-dumpable, with no-new-privs and
-  rlimits (processes, file size, open files, CPU); works in a private temporary folder it owns; where
-  kata runs as root, enters a new network namespace and drops to an unprivileged uid of its own
-  (keeping only the right to read and search, where the interpreter lives in a folder others cannot
-  read); and installs a seccomp filter refusing exec, ptrace, other processes' memory, setsid,
-  namespaces and sockets other than AF_UNIX;
+  rlimits (processes, file size, open files, CPU); works in a private temporary folder it owns, with an
+  environment cleared to a whitelist; where kata runs as root (or a user namespace can be had), enters a
+  mount namespace in which kata's data folders, the class folder, /root, /home and the shadow files are
+  empty (the interpreter, its libraries and kata's package bound back read-only), /tmp and /dev/shm are
+  fresh, and /proc shows only its own processes; enters a new network namespace; drops every
+  capability for good (bounding set included) and, as root, to an unprivileged uid of its own; where no
+  namespace can be had, a Landlock ruleset closes the filesystem instead; and installs a seccomp filter
+  refusing exec, ptrace, other processes' memory, setsid, namespaces and sockets other than AF_UNIX;
 - right before the learner's file loads, a PEP 578 audit hook (``install_audit_hook``, irremovable)
   refuses, and reports as tampering, what no training loop needs.
 
-Every layer degrades silently where the platform refuses it (another OS, an old kernel, no root);
-``harden_child`` returns which layers are active.
+Every layer degrades where the platform refuses it (another OS, an old kernel, no root); ``harden_child``
+returns which layers are active and ``isolation_level`` says "full" or "reduced", and why.
 """
 
 from __future__ import annotations
@@ -518,7 +521,9 @@ def hidden() -> tuple[str, ...]:
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> bool:
     import ctypes
 
-    enc = (lambda s: None if s is None else os.fsencode(s))
+    def enc(text: str | None) -> bytes | None:
+        return None if text is None else os.fsencode(text)
+
     try:
         ok = _lib().mount(ctypes.c_char_p(enc(source)), ctypes.c_char_p(enc(target)), ctypes.c_char_p(enc(fstype)),
                           ctypes.c_ulong(flags), ctypes.c_char_p(enc(data))) == 0
