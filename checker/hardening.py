@@ -617,9 +617,9 @@ def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[
     try:
         laid: list[str] = []
         for cover in covers:
-            if cover not in scratch and any(_within(cover, s) for s in laid if s in scratch) and not any(
-                    _within(k, cover) for k in anchors):
-                continue  # under a fresh scratch tmpfs already: not there at all
+            if cover not in scratch and any(_within(cover, c) for c in laid) and not any(
+                    _within(k, cover) or _within(cover, k) for k in anchors):
+                continue  # under a cover already laid, and nothing bound back around it: not there at all
             laid.append(cover)
             options = "mode=1777" if cover in scratch else "size=64k,mode=755"
             if not _mount("tmpfs", cover, "tmpfs", MS_NOSUID | MS_NODEV, options):
@@ -702,6 +702,7 @@ def capabilities() -> dict[str, int]:
 def _no_capabilities(identity: tuple[int, int] | None) -> bool:
     """Drop every capability for good: the bounding set, ambient and inheritable ones, then the uid (as root)
     and whatever is left. Verified in /proc/self/status."""
+    held = capabilities().get("CapPrm", 1)
     _drop_bounding()
     if identity is not None and os.geteuid() == 0:
         uid, gid = identity
@@ -710,7 +711,10 @@ def _no_capabilities(identity: tuple[int, int] | None) -> bool:
         os.setuid(uid)
     _capset(0, 0)
     caps = capabilities()
-    return bool(caps) and not any(caps.get(k, 1) for k in ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb"))
+    # a process that held nothing (not root, no user namespace) cannot clear its bounding set, and needs not:
+    # no-new-privs and seccomp (no exec) keep it from ever gaining what the set still bounds
+    sets = ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb") if held else ("CapEff", "CapPrm", "CapInh", "CapAmb")
+    return bool(caps) and not any(caps.get(k, 1) for k in sets)
 
 
 def minimal_environment(private_dir: str | None) -> None:
