@@ -1226,16 +1226,21 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                 return f"writes {path}"
             return None
         if event in _PATH_EVENTS:
-            paths = [p for a in args[:2] if isinstance(a, str | bytes | int) for p in as_paths(a)]
-            for path in paths:
-                if proc_refused(path):
-                    return f"lists {path}"
-                if event in ("os.listdir", "os.scandir", "os.chdir") and secret(path):
-                    _, near, _ = origin()
-                    if near != "kata":
-                        return f"lists kata's own files ({path})"
-                if event in _WRITE_PATH_EVENTS and not writable(path):
-                    return f"{event.split('.', 1)[1]} {path}"
+            # a descriptor only as the first argument (os.listdir(fd)); a second int is a mode
+            for i, arg in enumerate(args[:2]):
+                if not (isinstance(arg, str | bytes) or (i == 0 and isinstance(arg, int))):
+                    continue
+                paths = as_paths(arg)
+                for path in paths:
+                    if proc_refused(path):
+                        return f"lists {path}"
+                    if event in ("os.listdir", "os.scandir", "os.chdir") and secret(path):
+                        _, near, _ = origin()
+                        if near != "kata":
+                            return f"lists kata's own files ({path})"
+                # writes: judged where they land by the working folder (a dir_fd write meets the kernel's covers)
+                if paths and event in _WRITE_PATH_EVENTS and not writable(paths[0]):
+                    return f"{event.split('.', 1)[1]} {paths[0]}"
             return None
         if event == "socket.__new__":
             family = args[1] if len(args) > 1 else None
