@@ -289,6 +289,30 @@ def test_as_pid_one_the_child_mounts_a_proc_of_its_own(tmp_path):
     assert me == "1" and processes == "pid namespace" and seen == "1" and level == "full"
 
 
+@pytest.mark.skipif(not LINUX or hardening._landlock_abi() < 1, reason="this kernel has no Landlock")
+def test_where_namespaces_are_refused_landlock_closes_the_filesystem(monkeypatch):
+    """No mount namespace (as if unprivileged, with user namespaces off): Landlock alone keeps kata's data and
+    other processes out of reach, and the child still trains (it imports, forks DataLoader workers)."""
+    monkeypatch.setattr(hardening, "_unshare", lambda flags: False)
+    monkeypatch.setattr(hardening, "_user_namespace", lambda: False)
+
+    def inside(rep):
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        batches = [b[0].tolist() for b in DataLoader(TensorDataset(torch.arange(4.0)), batch_size=2, num_workers=2)]
+        _inside(rep)
+        rep.send({"event": "measured", "check": "batches", "measured": {"batches": batches}})
+
+    outcome = run_job(Job(inside, Limits(step_timeout=60, hide=(str(SOLUTIONS_DIR),))))
+    assert outcome.finished, outcome.output
+    facts = next(e["measured"] for e in outcome.events if e.get("check") == "inside")
+    batches = next(e["measured"] for e in outcome.events if e.get("check") == "batches")["batches"]
+    assert sorted(x for b in batches for x in b) == [0.0, 1.0, 2.0, 3.0]
+    assert str(facts["solutions"]).startswith("refused")
+    assert isinstance(facts["procs"], str)  # /proc lists nothing: only the child's own entries are granted
+
+
 def test_isolation_level_names_each_missing_layer():
     full = {"filesystem": "mount namespace", "processes": "hidepid", "capabilities": True, "environment": True,
             "seccomp": True}
