@@ -622,6 +622,11 @@ def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[
                 continue  # under a cover already laid, and nothing bound back around it: not there at all
             laid.append(cover)
             options = "mode=1777" if cover in scratch else "size=64k,mode=755"
+            if any(_within(cover, c) for c in laid[:-1]):  # its mount point, inside a cover laid before
+                try:
+                    os.makedirs(cover, mode=0o755, exist_ok=True)
+                except OSError:
+                    pass
             if not _mount("tmpfs", cover, "tmpfs", MS_NOSUID | MS_NODEV, options):
                 if cover not in scratch:
                     skipped.append(cover)
@@ -640,8 +645,9 @@ def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[
                 writable = private_dir is not None and k == os.path.realpath(private_dir)
                 if _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC) and not writable:
                     _mount(None, k, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-            if cover not in scratch:
-                _mount(None, cover, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, options)
+        for cover in reversed(laid):  # read-only once every mount point inside is made
+            if cover not in scratch and cover not in skipped:
+                _mount(None, cover, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=755")
         for path in [*files, *(f for f in BLANKED_FILES if os.path.exists(f))]:
             if _mount("/dev/null", path, None, MS_BIND):
                 _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)

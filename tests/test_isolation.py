@@ -256,6 +256,31 @@ def test_the_child_holds_no_capability_and_sees_no_other_process():
     assert isinstance(facts["shadow"], str) or facts["shadow"] == 0
 
 
+@KERNEL
+def test_a_hidden_folder_that_holds_the_interpreter_keeps_it_working(tmp_path):
+    """The checked file's folder may hold kata's own checkout, or a course folder its venv: covered, with the
+    interpreter, its libraries and kata's package bound back (read-only) inside it."""
+    holder = os.path.dirname(os.path.realpath(sys.base_prefix))
+    (tmp_path / "mate.py").write_text("SECRET = 1\n")
+
+    def inside(rep):
+        import colorsys  # noqa: F401 - a standard module no one imported before: read from the bound folder
+
+        names = sorted(os.listdir(holder))
+        try:
+            (tmp_path / "mate.py").read_text()
+            mate = "read"
+        except OSError:
+            mate = "refused"
+        rep.send({"event": "measured", "check": "inside", "measured": {"names": names, "mate": mate}})
+
+    outcome = run_job(Job(inside, Limits(step_timeout=30, hide=(holder, str(ROOT), str(tmp_path)))))
+    assert outcome.finished, outcome.output
+    facts = next(e["measured"] for e in outcome.events if e.get("check") == "inside")
+    assert facts["mate"] == "refused"
+    assert set(facts["names"]) <= set(os.listdir(holder))
+
+
 @pytest.mark.skipif(not ROOTED, reason="as root only: a child as pid 1 of its own PID namespace")
 def test_as_pid_one_the_child_mounts_a_proc_of_its_own(tmp_path):
     """What the zygote arranges: the child is pid 1 of a fresh PID namespace and sees only its own processes."""
