@@ -189,6 +189,14 @@ def job_identity() -> tuple[int, int] | None:
     return uid, uid
 
 
+def warm() -> None:
+    """What children need computed before they are forked (they may not read it after their covers): the
+    interpreter's and kata's code folders, and whether others can read them. Call once in the process that
+    forks children (kata's parent, or a zygote); ``make_private_dir`` and ``job_identity`` call it too."""
+    _code_roots()
+    code_readable_by_others()
+
+
 def make_private_dir(identity: tuple[int, int] | None) -> str:
     """A fresh temporary folder for one child, owned by the uid it will run as (mode 0700)."""
     import tempfile
