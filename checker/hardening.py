@@ -670,13 +670,29 @@ def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[
     return ok
 
 
+def _pid_depth() -> int:
+    """How many PID namespaces deep this process is (the fields of NSpid in /proc/self/status)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("NSpid:"):
+                    return len(line.split()) - 1
+    except OSError:
+        pass
+    return 0
+
+
+_PID_DEPTH = _pid_depth()
+"""Where kata (or its zygote) imported this module: a child deeper than that has a PID namespace of its own."""
+
+
 def _own_proc() -> str | None:
-    """A /proc that shows this child's processes only: a fresh one where the child is pid 1 of its own PID
-    namespace, else one mounted with hidepid=invisible (processes the child cannot trace are not there)."""
+    """A /proc that shows this child's processes only: a fresh one where the child is in a PID namespace of its
+    own (pid 1, or the child of that namespace's init), else one mounted with hidepid=invisible (processes the
+    child cannot trace are not there)."""
     flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
-    if os.getpid() == 1 and _mount("proc", "/proc", "proc", flags, "hidepid=invisible"):
-        return "pid namespace"
-    if os.getpid() == 1 and _mount("proc", "/proc", "proc", flags):
+    own = os.getpid() == 1 or _pid_depth() > _PID_DEPTH
+    if own and (_mount("proc", "/proc", "proc", flags, "hidepid=invisible") or _mount("proc", "/proc", "proc", flags)):
         return "pid namespace"
     if _mount("proc", "/proc", "proc", flags, "hidepid=invisible"):
         return "hidepid"

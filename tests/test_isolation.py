@@ -281,9 +281,11 @@ def test_a_hidden_folder_that_holds_the_interpreter_keeps_it_working(tmp_path):
     assert set(facts["names"]) <= set(os.listdir(holder))
 
 
-@pytest.mark.skipif(not ROOTED, reason="as root only: a child as pid 1 of its own PID namespace")
-def test_as_pid_one_the_child_mounts_a_proc_of_its_own(tmp_path):
-    """What the zygote arranges: the child is pid 1 of a fresh PID namespace and sees only its own processes."""
+@pytest.mark.skipif(not ROOTED, reason="as root only: a child in a PID namespace of its own")
+@pytest.mark.parametrize("under_init", [False, True], ids=["pid 1", "pid 2 under an init"])
+def test_in_a_pid_namespace_the_child_mounts_a_proc_of_its_own(tmp_path, under_init):
+    """What the zygote arranges: the child is pid 1 of a fresh PID namespace, or pid 2 under that namespace's
+    init; either way it mounts a /proc of its own and sees no process of kata's."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the intermediate process
@@ -292,9 +294,15 @@ def test_as_pid_one_the_child_mounts_a_proc_of_its_own(tmp_path):
         try:
             if hardening._unshare(0x20000000):  # CLONE_NEWPID: its next child is pid 1
                 inner = os.fork()
+                if inner == 0 and under_init:  # pid 1, the namespace's init: it forks the child (pid 2)
+                    child = os.fork()
+                    if child:
+                        os.waitpid(child, 0)
+                        os._exit(0)
                 if inner == 0:
                     try:
-                        active = hardening.harden_child([w], private_dir=str(tmp_path), hide=[str(SOLUTIONS_DIR)])
+                        active = hardening.harden_child([w], private_dir=str(tmp_path), hide=[str(SOLUTIONS_DIR)],
+                                                        identity=hardening.job_identity())
                         seen = sorted(p for p in os.listdir("/proc") if p.isdigit())
                         level, why = hardening.isolation_level(active)
                         os.write(w, f"{os.getpid()}|{active.get('processes')}|{','.join(seen)}|{level}".encode())
@@ -311,7 +319,8 @@ def test_as_pid_one_the_child_mounts_a_proc_of_its_own(tmp_path):
     os.close(r)
     os.waitpid(pid, 0)
     me, processes, seen, level = text.decode().split("|")
-    assert me == "1" and processes == "pid namespace" and seen == "1" and level == "full"
+    assert me == ("2" if under_init else "1") and processes == "pid namespace" and level == "full"
+    assert seen == me  # init runs as root: hidden from the child's own uid too
 
 
 @pytest.mark.skipif(not LINUX or hardening._landlock_abi() < 1, reason="this kernel has no Landlock")
