@@ -227,10 +227,21 @@ def _inside(rep):
     rep.send({"event": "measured", "check": "inside", "measured": facts})
 
 
+def _measured(outcome, check: str) -> dict:
+    """What the job measured under ``check`` (events as dicts, or as typed records)."""
+    for event in outcome.events:
+        if isinstance(event, dict):
+            if event.get("check") == check:
+                return event["measured"]
+        elif getattr(event, "check", None) == check:
+            return event.measured
+    raise AssertionError(f"no {check!r} among {outcome.events}")
+
+
 def _run_inside(hide=()):
     outcome = run_job(Job(_inside, Limits(step_timeout=30, hide=tuple(hide))))
     assert outcome.finished, outcome.output
-    return next(e["measured"] for e in outcome.events if e.get("check") == "inside")
+    return _measured(outcome, "inside")
 
 
 @pytest.mark.skipif(not LINUX, reason="the kernel layers are Linux's")
@@ -276,7 +287,7 @@ def test_a_hidden_folder_that_holds_the_interpreter_keeps_it_working(tmp_path):
 
     outcome = run_job(Job(inside, Limits(step_timeout=30, hide=(holder, str(ROOT), str(tmp_path)))))
     assert outcome.finished, outcome.output
-    facts = next(e["measured"] for e in outcome.events if e.get("check") == "inside")
+    facts = _measured(outcome, "inside")
     assert facts["mate"] == "refused"
     assert set(facts["names"]) <= set(os.listdir(holder))
 
@@ -340,8 +351,8 @@ def test_where_namespaces_are_refused_landlock_closes_the_filesystem(monkeypatch
 
     outcome = run_job(Job(inside, Limits(step_timeout=60, hide=(str(SOLUTIONS_DIR),))))
     assert outcome.finished, outcome.output
-    facts = next(e["measured"] for e in outcome.events if e.get("check") == "inside")
-    batches = next(e["measured"] for e in outcome.events if e.get("check") == "batches")["batches"]
+    facts = _measured(outcome, "inside")
+    batches = _measured(outcome, "batches")["batches"]
     assert sorted(x for b in batches for x in b) == [0.0, 1.0, 2.0, 3.0]
     assert str(facts["solutions"]).startswith("refused")
     assert isinstance(facts["procs"], str)  # /proc lists nothing: only the child's own entries are granted
