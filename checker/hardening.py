@@ -1244,7 +1244,9 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                     return f"opens {candidate}"
                 if secret(candidate):
                     _, near, _ = origin()
-                    return None if near == "kata" else f"reads kata's own files ({candidate})"
+                    if near != "kata":
+                        return f"reads what grading hides: kata's data or the class folder ({candidate})"
+                    return None
             if (not writing and path.endswith((".py", ".ipynb", ".pyc")) and kind(path) == "learner"
                     and not path.startswith(private or "\0")):
                 _, near, _ = origin()
@@ -1267,7 +1269,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                     if event in ("os.listdir", "os.scandir", "os.chdir") and secret(path):
                         _, near, _ = origin()
                         if near != "kata":
-                            return f"lists kata's own files ({path})"
+                            return f"lists what grading hides: kata's data or the class folder ({path})"
                 # writes: judged where they land by the working folder (a dir_fd write meets the kernel's covers)
                 if paths and event in _WRITE_PATH_EVENTS and not writable(paths[0]):
                     return f"{event.split('.', 1)[1]} {paths[0]}"
