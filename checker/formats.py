@@ -114,6 +114,20 @@ def _check_output(res, lang: str) -> str:
     return f"{note.render(lang)}\n{res.message}" if note else res.message
 
 
+REDUCED = Message(
+    en="Graded with reduced isolation (the platform refused a sandbox layer): {why}",
+    es="Evaluado con aislamiento reducido (la plataforma rechazó una capa del aislamiento): {why}",
+)
+
+
+def isolation(report: Report) -> dict:
+    """``{"isolation": "full"|"reduced", "isolation_why": [...]}`` where the children reported it, else {}."""
+    if report.isolation is None:
+        return {}
+    return {"isolation": report.isolation, **({"isolation_why": list(report.isolation_why)}
+                                               if report.isolation_why else {})}
+
+
 def gradescope_results(report: Report, lang: str = "en") -> dict:
     """The results.json object for one report; a file that cannot be graded scores 0 with the reason."""
     from checker import __version__
@@ -121,6 +135,10 @@ def gradescope_results(report: Report, lang: str = "en") -> dict:
     held = held_for_review(report)
     note = HELD.render(lang, reasons="; ".join(integrity(report))) if held else ""
     review = {"held_for_review": True, "integrity": integrity(report)} if held else {}
+    review.update(isolation(report))
+    if report.isolation == "reduced":
+        reduced = REDUCED.render(lang, why="; ".join(report.isolation_why))
+        note = f"{note}\n\n{reduced}" if note else reduced
     if report.error is not None:
         output = f"{CANNOT_GRADE.render(lang, file=report.file)}\n{report.error}"
         learner = _learner_output(report, lang)

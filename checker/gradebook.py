@@ -38,6 +38,7 @@ from checker.i18n import Message
 from checker.loading import LoopFileError, compile_source, read_source
 from checker.sandbox import Limits
 from checker.term import dumps
+from checker.tracks import hidden_paths
 
 SUFFIXES = (".py", ".ipynb")
 OUTPUT_FILES = ("grades.csv", "results.json")
@@ -78,13 +79,16 @@ def grade_folder(
     timeout: float | None = None,
     lang: str = "en",
     on_report: Callable[[Report], None] | None = None,
+    hide: Sequence[Path] = (),
 ) -> list[Report]:
-    """Grade every file; the reports come back in the order of ``paths``."""
+    """Grade every file; the reports come back in the order of ``paths``. ``hide``: folders no child may see
+    besides kata's own data (the class folder, the gradebook's)."""
     submissions, ungradable = prepare(paths)
     for report in ungradable:
         if on_report:
             on_report(report)
-    limits = Limits(step_timeout=timeout) if timeout else Limits()
+    hidden = hidden_paths(hide)
+    limits = Limits(step_timeout=timeout, hide=hidden) if timeout else Limits(hide=hidden)
     graded = grade(submissions, lab, check_ids=check_ids, workers=workers, split=1, lang=lang,
                    limits=limits, on_report=on_report)
     by_file = {r.file: r for r in [*graded, *ungradable]}

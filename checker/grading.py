@@ -24,6 +24,7 @@ from checker.checks.base import judging
 from checker.i18n import Message
 from checker.events import Event, FileError, Isolation, Measured, Raised, Tampered
 from checker.sandbox import Job, Limits, Outcome, run_jobs
+from checker.tracks import hidden_paths, submission_folders
 from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS
 from checker.zygote import Task
 
@@ -457,6 +458,9 @@ def grade(
     device = getattr(lab, "device", "cpu")
     ids = ordered_ids(check_ids, device=device, track=lab.track)
     limits = limits or Limits()
+    if limits.harden:  # kata's data, every track's reference and mutants, each submission's folder: not there
+        folders = submission_folders([sub.filename for sub in submissions])
+        limits = replace(limits, hide=tuple(dict.fromkeys([*(limits.hide or hidden_paths()), *folders])))
     shared = draw if draw is not None else Draw.fresh(lab.track)
     references: dict[int, _ReferenceRun] = {}
     states: list[_State] = []

@@ -7,16 +7,19 @@ classmate, or outlive the grader. The layers, outermost first (docs/autograding.
   child subreaper: whatever a job starts is re-parented to kata and killed after the job, whatever its
   session (``kill_descendants``);
 - each child (``harden_child``) keeps only its own descriptors; is non-dumpable, with no-new-privs and
-  rlimits (processes, file size, open files, CPU); works in a private temporary folder it owns; where
-  kata runs as root, enters a new network namespace and drops to an unprivileged uid of its own
-  (keeping only the right to read and search, where the interpreter lives in a folder others cannot
-  read); and installs a seccomp filter refusing exec, ptrace, other processes' memory, setsid,
-  namespaces and sockets other than AF_UNIX;
+  rlimits (processes, file size, open files, CPU); works in a private temporary folder it owns, with an
+  environment cleared to a whitelist; where kata runs as root (or a user namespace can be had), enters a
+  mount namespace in which kata's data folders, the class folder, /root, /home and the shadow files are
+  empty (the interpreter, its libraries and kata's package bound back read-only), /tmp and /dev/shm are
+  fresh, and /proc shows only its own processes; enters a new network namespace; drops every
+  capability for good (bounding set included) and, as root, to an unprivileged uid of its own; where no
+  namespace can be had, a Landlock ruleset closes the filesystem instead; and installs a seccomp filter
+  refusing exec, ptrace, other processes' memory, setsid, namespaces and sockets other than AF_UNIX;
 - right before the learner's file loads, a PEP 578 audit hook (``install_audit_hook``, irremovable)
   refuses, and reports as tampering, what no training loop needs.
 
-Every layer degrades silently where the platform refuses it (another OS, an old kernel, no root);
-``harden_child`` returns which layers are active.
+Every layer degrades where the platform refuses it (another OS, an old kernel, no root); ``harden_child``
+returns which layers are active and ``isolation_level`` says "full" or "reduced", and why.
 """
 
 from __future__ import annotations
@@ -186,10 +189,19 @@ def job_identity() -> tuple[int, int] | None:
     return uid, uid
 
 
+def warm() -> None:
+    """What children need computed before they are forked (they may not read it after their covers): the
+    interpreter's and kata's code folders, and whether others can read them. Call once in the process that
+    forks children (kata's parent, or a zygote); ``make_private_dir`` and ``job_identity`` call it too."""
+    _code_roots()
+    code_readable_by_others()
+
+
 def make_private_dir(identity: tuple[int, int] | None) -> str:
     """A fresh temporary folder for one child, owned by the uid it will run as (mode 0700)."""
     import tempfile
 
+    _code_roots()  # computed here, once, while the parent can read them
     path = tempfile.mkdtemp(prefix="kata-job-")
     if identity is not None:
         try:
@@ -264,13 +276,20 @@ def _capset(effective: int, permitted: int) -> bool:
         return False
 
 
+_CODE_ROOTS: list[str] = []
+
+
 def _code_roots() -> list[str]:
+    """The interpreter's and kata's code folders (computed once, in the parent: the child may not read them)."""
+    if _CODE_ROOTS:
+        return _CODE_ROOTS
     import sysconfig
 
     roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots.add(str(Path(__file__).resolve().parent))
     roots.add(os.path.dirname(os.path.realpath(sys.executable)))
-    return sorted(roots)
+    _CODE_ROOTS[:] = sorted(roots)
+    return _CODE_ROOTS
 
 
 _CODE_READABLE: bool | None = None
@@ -388,16 +407,21 @@ def _install_seccomp() -> bool:
 
 
 def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
-                 identity: tuple[int, int] | None = None, network: bool = False) -> dict[str, object]:
+                 identity: tuple[int, int] | None = None, network: bool = False,
+                 hide: Iterable[str] = ()) -> dict[str, object]:
     """Run in the forked child, before the job's target: every layer the platform allows.
 
     ``keep_fds``: descriptors besides 0, 1, 2 to keep (the event pipe). ``private_dir``: the child's own
     temporary folder (TMPDIR, HOME, the working folder). ``identity``: (uid, gid) to drop to (kata is
-    root). ``network``: keep the network (no new namespace). Returns the layers that took effect.
+    root). ``network``: keep the network (no new namespace). ``hide``: folders and files the child must not
+    see (kata's data, the class folder: ``checker.tracks.hidden_paths``). Returns the layers that took
+    effect (``isolation_level`` sums them up).
     """
+    global _HIDDEN
     active: dict[str, object] = {}
     if not sys.platform.startswith("linux"):
         return active
+    _HIDDEN = tuple(os.path.realpath(h) for h in hide)
     _close_descriptors(keep_fds)
     active["descriptors"] = True
     if identity is not None:  # counted per uid: only meaningful for a uid of the child's own
@@ -407,31 +431,474 @@ def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
     _lower(resource.RLIMIT_CPU, CPU_SECONDS)
     _lower(resource.RLIMIT_CORE, 0)
     active["rlimits"] = True
+    minimal_environment(private_dir)
+    active["environment"] = True
     if private_dir:
         import tempfile
 
-        for var in ("TMPDIR", "TEMP", "TMP", "HOME"):
-            os.environ[var] = private_dir
-        os.environ.setdefault("USER", "kata-sandbox")
-        os.environ.setdefault("LOGNAME", "kata-sandbox")
         tempfile.tempdir = private_dir
         try:
             os.chdir(private_dir)
         except OSError:
             pass
         active["private_dir"] = private_dir
-    if identity is not None and os.geteuid() == 0:
-        if not network:
-            active["network_namespace"] = _unshare_net()
+    root = os.geteuid() == 0
+    # a mount namespace: as root, or in a user namespace of the child's own where the kernel allows one
+    namespace = _unshare(CLONE_NEWNS) if root else _user_namespace()
+    if not namespace and not root:
+        active["filesystem_why"] = "no user namespace"
+    if not network:
+        active["network_namespace"] = _unshare(CLONE_NEWNET)
+    if namespace:
+        active["mount_namespace"] = "root" if root else "user namespace"
+        try:
+            whole = _mount_namespace(_HIDDEN, private_dir, active)
+        except OSError as exc:
+            whole, active["filesystem_why"] = False, f"mounts failed ({exc})"
+        active["filesystem"] = "mount namespace" if whole else False
+        active["processes"] = _own_proc()
+    if root and identity is not None and not namespace and not code_readable_by_others():
+        # no mount namespace to bind the interpreter back: keep reading it (reduced; the report says so)
         try:
             active["user"] = _drop_privileges(identity)
         except OSError:
             active["user"] = False
+        active["capabilities"] = False
+    else:
+        try:
+            active["capabilities"] = _no_capabilities(identity if root else None)
+            if root and identity is not None:
+                active["user"] = "uid"
+        except OSError:
+            active["capabilities"] = False
     active["non_dumpable"] = _prctl(PR_SET_DUMPABLE, 0)
     active["no_new_privs"] = _prctl(PR_SET_NO_NEW_PRIVS, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # kata gone: the child goes too
+    if not active.get("filesystem") or not active.get("processes"):
+        # no mount namespace, or no /proc of its own (a user namespace cannot mount one): Landlock
+        abi = _landlock(_HIDDEN, private_dir) if active["no_new_privs"] else 0
+        if abi:
+            if not active.get("filesystem"):
+                active["filesystem"] = f"landlock (ABI {abi})"
+                active["visible"] = []
+            if not active.get("processes"):
+                active["processes"] = "landlock"
     active["seccomp"] = _install_seccomp()
+    _ACTIVE.clear()
+    _ACTIVE.update(active)
     return active
+
+
+_ACTIVE: dict[str, object] = {}
+
+
+def active_layers() -> dict[str, object]:
+    """What ``harden_child`` reported in this process ({} before, or where it did not run): for the event
+    that tells the parent the child's ``isolation_level``."""
+    return dict(_ACTIVE)
+
+# namespaces, mounts, capabilities, Landlock, environment -----------------------------------------------
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+COVERED = ("/root", "/home")
+"""Hidden from every child besides what the caller names: other users' homes (kata's own home included)."""
+SCRATCH = ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")
+"""Folders anyone may write: a fresh tmpfs of the child's own over each, gone with it (the private folder is
+bound back): what a file writes outside its private folder does not outlive the job."""
+BLANKED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
+_ESSENTIAL = ("/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc", "/sys", "/run",
+              "/var")
+ENV_KEEP = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                      "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK",
+                      "CUDA_VISIBLE_DEVICES", "PYTHONHASHSEED", "KATA_LANG", "USER", "LOGNAME"})
+"""The only variables a child keeps (plus LC_*); HOME and the temporary-folder ones point at its private folder."""
+
+_HIDDEN: tuple[str, ...] = ()
+
+
+def hidden() -> tuple[str, ...]:
+    """The paths this child was asked to hide (``harden_child(hide=...)``): the audit hook refuses them too."""
+    return _HIDDEN
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> bool:
+    import ctypes
+
+    def enc(text: str | None) -> bytes | None:
+        return None if text is None else os.fsencode(text)
+
+    try:
+        ok = _lib().mount(ctypes.c_char_p(enc(source)), ctypes.c_char_p(enc(target)), ctypes.c_char_p(enc(fstype)),
+                          ctypes.c_ulong(flags), ctypes.c_char_p(enc(data))) == 0
+    except (OSError, AttributeError):
+        return False
+    return ok
+
+
+def _unshare(flags: int) -> bool:
+    try:
+        return _lib().unshare(flags) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, text.encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _user_namespace() -> bool:
+    """Not root: a user namespace (mapping this uid and gid to themselves) with a mount namespace, where the
+    kernel allows it. Inside it the child holds capabilities over its own namespaces only, dropped below."""
+    uid, gid = os.geteuid(), os.getegid()
+    if not _unshare(CLONE_NEWUSER | CLONE_NEWNS):
+        return False
+    # a non-dumpable process (kata's children inherit it) cannot open its own /proc/self/*_map: dumpable for
+    # these three writes, non-dumpable again a few lines on (harden_child)
+    _prctl(PR_SET_DUMPABLE, 1)
+    _write("/proc/self/setgroups", "deny")
+    return _write("/proc/self/uid_map", f"{uid} {uid} 1") and _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _keep_paths(private_dir: str | None) -> list[str]:
+    """What a cover must not take away: the interpreter, its libraries, kata's package, the private folder."""
+    keep = set(_code_roots())
+    libraries = [p for p in sys.path if isinstance(p, str) and p.rstrip("/").endswith(("-packages", "lib-dynload"))]
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *libraries):
+        if p and os.path.isabs(p) and os.path.isdir(p):
+            keep.add(p)
+    keep = {os.path.realpath(p) for p in keep}
+    if private_dir:
+        keep.add(os.path.realpath(private_dir))
+    return sorted(keep)
+
+
+def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[str, object]) -> bool:
+    """In a fresh mount namespace (entered by the caller): an empty read-only tmpfs over each hidden folder,
+    /root and /home (the interpreter, its libraries, kata's package and the private folder bound back where
+    they lie beneath one), /dev/null over the shadow files, and a /proc of this child's own. Returns whether
+    every hidden path is hidden; ``report`` gets what was left visible."""
+    if not _mount(None, "/", None, MS_REC | MS_PRIVATE):
+        report["mounts"] = "could not make / private"
+        return False
+    keep = _keep_paths(private_dir)
+    covers, files, skipped = [], [], []
+    for raw in [*COVERED, *hide]:
+        path = os.path.realpath(raw)
+        if not os.path.exists(path):
+            continue
+        if any(_within(e, path) for e in _ESSENTIAL) or path in _ESSENTIAL:
+            skipped.append(path)  # the system itself: never covered
+        elif os.path.isdir(path):
+            covers.append(path)
+        else:
+            files.append(path)
+    scratch = {os.path.realpath(p) for p in SCRATCH if os.path.isdir(p)}
+    covers = sorted(set(covers) | scratch, key=lambda p: (p.count("/"), p))
+    # descriptors to what must stay, opened before anything above them is covered
+    anchors: dict[str, int] = {}
+    for k in keep:
+        if any(_within(k, c) for c in covers):
+            try:
+                anchors[k] = os.open(k, os.O_PATH | os.O_DIRECTORY)
+            except OSError:
+                pass
+    ok = not skipped
+    try:
+        laid: list[str] = []
+        for cover in covers:
+            if cover not in scratch and any(_within(cover, c) for c in laid) and not any(
+                    _within(k, cover) or _within(cover, k) for k in anchors):
+                continue  # under a cover already laid, and nothing bound back around it: not there at all
+            laid.append(cover)
+            options = "mode=1777" if cover in scratch else "size=64k,mode=755"
+            if any(_within(cover, c) for c in laid[:-1]):  # its mount point, inside a cover laid before
+                try:
+                    os.makedirs(cover, mode=0o755, exist_ok=True)
+                except OSError:
+                    pass
+            if not _mount("tmpfs", cover, "tmpfs", MS_NOSUID | MS_NODEV, options):
+                if cover not in scratch:
+                    skipped.append(cover)
+                    ok = False
+                continue
+            for k, fd in anchors.items():
+                if not _within(k, cover):
+                    continue
+                deeper = [c for c in covers if c != cover and _within(k, c) and _within(c, cover)]
+                if deeper:  # bound back when that deeper cover is laid
+                    continue
+                try:
+                    os.makedirs(k, mode=0o755, exist_ok=True)
+                except OSError:
+                    pass
+                writable = private_dir is not None and k == os.path.realpath(private_dir)
+                if _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC) and not writable:
+                    _mount(None, k, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        for cover in reversed(laid):  # read-only once every mount point inside is made
+            if cover not in scratch and cover not in skipped:
+                _mount(None, cover, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+        for path in [*files, *(f for f in BLANKED_FILES if os.path.exists(f))]:
+            if _mount("/dev/null", path, None, MS_BIND):
+                _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            elif path not in BLANKED_FILES or os.geteuid() == 0:
+                skipped.append(path)
+                ok = False
+    finally:
+        for fd in anchors.values():
+            os.close(fd)
+    if skipped:
+        report["visible"] = skipped
+    return ok
+
+
+def _pid_depth() -> int:
+    """How many PID namespaces deep this process is (the fields of NSpid in /proc/self/status)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("NSpid:"):
+                    return len(line.split()) - 1
+    except OSError:
+        pass
+    return 0
+
+
+_PID_DEPTH = _pid_depth()
+"""Where kata (or its zygote) imported this module: a child deeper than that has a PID namespace of its own."""
+
+
+def _own_proc() -> str | None:
+    """A /proc that shows this child's processes only: a fresh one where the child is in a PID namespace of its
+    own (pid 1, or the child of that namespace's init), else one mounted with hidepid=invisible (processes the
+    child cannot trace are not there)."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    own = os.getpid() == 1 or _pid_depth() > _PID_DEPTH
+    if own and (_mount("proc", "/proc", "proc", flags, "hidepid=invisible") or _mount("proc", "/proc", "proc", flags)):
+        return "pid namespace"
+    if _mount("proc", "/proc", "proc", flags, "hidepid=invisible"):
+        return "hidepid"
+    return None
+
+
+def _last_cap() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return 63
+
+
+def _drop_bounding() -> bool:
+    ok = True
+    for cap in range(_last_cap() + 1):
+        ok = _prctl(PR_CAPBSET_DROP, cap) and ok
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    return ok
+
+
+def capabilities() -> dict[str, int]:
+    """CapInh/CapPrm/CapEff/CapBnd/CapAmb of this process, from /proc/self/status."""
+    caps = {}
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Cap"):
+                    name, _, value = line.partition(":")
+                    caps[name] = int(value.strip(), 16)
+    except (OSError, ValueError):
+        pass
+    return caps
+
+
+def _no_capabilities(identity: tuple[int, int] | None) -> bool:
+    """Drop every capability for good: the bounding set, ambient and inheritable ones, then the uid (as root)
+    and whatever is left. Verified in /proc/self/status."""
+    held = capabilities().get("CapPrm", 1)
+    _drop_bounding()
+    if identity is not None and os.geteuid() == 0:
+        uid, gid = identity
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    _capset(0, 0)
+    caps = capabilities()
+    # a process that held nothing (not root, no user namespace) cannot clear its bounding set, and needs not:
+    # no-new-privs and seccomp (no exec) keep it from ever gaining what the set still bounds
+    sets = ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb") if held else ("CapEff", "CapPrm", "CapInh", "CapAmb")
+    return bool(caps) and not any(caps.get(k, 1) for k in sets)
+
+
+def minimal_environment(private_dir: str | None) -> None:
+    """Clear the environment to ``ENV_KEEP`` and LC_*; HOME and the temporary-folder variables are the private
+    folder. Nothing the launcher held (tokens, paths, the grader's own settings) reaches the file."""
+    for name in list(os.environ):
+        if name not in ENV_KEEP and not name.startswith("LC_"):
+            del os.environ[name]
+    if private_dir:
+        for var in ("TMPDIR", "TEMP", "TMP", "HOME"):
+            os.environ[var] = private_dir
+    os.environ.setdefault("USER", "kata-sandbox")
+    os.environ.setdefault("LOGNAME", "kata-sandbox")
+
+
+# Landlock ------------------------------------------------------------------------------------------
+
+_LANDLOCK = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+LL_EXECUTE, LL_WRITE_FILE, LL_READ_FILE, LL_READ_DIR = 1, 2, 4, 8
+LL_TRUNCATE, LL_IOCTL_DEV = 1 << 14, 1 << 15
+_LL_FILE = LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_TRUNCATE | LL_IOCTL_DEV
+
+
+def _landlock_abi() -> int:
+    import ctypes
+    import platform
+
+    numbers = _LANDLOCK.get(platform.machine())
+    if numbers is None:
+        return 0
+    try:
+        abi = _lib().syscall(ctypes.c_long(numbers[0]), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    except (OSError, AttributeError):
+        return 0
+    return max(abi, 0)
+
+
+def _landlock_handled(abi: int) -> int:
+    rights = (1 << 13) - 1  # EXECUTE .. MAKE_SYM
+    if abi >= 2:
+        rights |= 1 << 13  # REFER
+    if abi >= 3:
+        rights |= LL_TRUNCATE
+    if abi >= 5:
+        rights |= LL_IOCTL_DEV
+    return rights
+
+
+def _landlock_grants(hide: Iterable[str], private_dir: str | None) -> list[tuple[str, bool]]:
+    """(path, writable): what a child may reach under Landlock. Read: the interpreter, its libraries, kata's
+    package (its data folder left out), /usr, /lib*, /etc, /sys, the few devices Python and torch open, this
+    process's own /proc entries and /proc's non-process files. Read-write: the private folder, /dev/shm."""
+    hidden_paths = [os.path.realpath(h) for h in hide]
+    grants: list[tuple[str, bool]] = []
+
+    def grant(path: str, depth: int = 0) -> None:
+        real = os.path.realpath(path)
+        if not os.path.exists(real) or any(_within(real, h) for h in hidden_paths):
+            return
+        if depth < 4 and os.path.isdir(real) and any(_within(h, real) for h in hidden_paths):
+            try:
+                entries = os.listdir(real)
+            except OSError:
+                return
+            for entry in entries:  # around the hidden folder beneath it
+                grant(os.path.join(real, entry), depth + 1)
+            return
+        grants.append((real, False))
+
+    for path in [*_keep_paths(None), "/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc", "/sys", "/dev/null",
+                 "/dev/zero", "/dev/urandom", "/dev/random", "/opt"]:
+        grant(path)
+    try:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() and entry not in ("self", "thread-self"):
+                grants.append((f"/proc/{entry}", False))
+    except OSError:
+        pass
+    grants.append((f"/proc/{os.getpid()}", False))
+    for path in [private_dir, "/dev/shm"]:
+        if path and os.path.isdir(path):
+            grants.append((os.path.realpath(path), True))
+    import glob
+
+    grants += [(p, True) for p in glob.glob("/dev/nvidia*")]
+    return grants
+
+
+def _landlock(hide: Iterable[str], private_dir: str | None) -> int:
+    """Restrict this process (and what it forks) to ``_landlock_grants``; returns the ABI used, 0 if refused.
+    Needs no_new_privs (set by the caller)."""
+    import ctypes
+    import platform
+
+    abi = _landlock_abi()
+    if abi < 1:
+        return 0
+    create, add_rule, restrict = _LANDLOCK[platform.machine()]
+    handled = _landlock_handled(abi)
+    attr = struct.pack("=QQQ", handled, 0, 0x2 if abi >= 6 else 0)  # scoped: signals stay inside (ABI 6)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    buf = ctypes.create_string_buffer(attr, 24)
+    lib = _lib()
+    ruleset = lib.syscall(ctypes.c_long(create), buf, ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return 0
+    try:
+        for path, writable in _landlock_grants(hide, private_dir):
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                is_dir = os.path.isdir(path)
+                rights = handled if writable else (LL_READ_FILE | LL_READ_DIR | LL_EXECUTE)
+                if not is_dir:
+                    rights &= _LL_FILE
+                rights &= handled
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+                lib.syscall(ctypes.c_long(add_rule), ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0))
+            finally:
+                os.close(fd)
+        if lib.syscall(ctypes.c_long(restrict), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            return 0
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+LAYERS = ("filesystem", "processes", "capabilities", "environment", "seccomp")
+"""What ``isolation_level`` requires for "full"."""
+
+
+def isolation_level(active: dict[str, object]) -> tuple[str, list[str]]:
+    """("full", []) when every kernel layer ``harden_child`` reported took effect, else ("reduced", [why, ...])
+    in plain English (for `--json`, results.json and the Gradescope output)."""
+    why = []
+    if not active:
+        return "reduced", ["no kernel isolation on this platform (not Linux, or hardening off)"]
+    if not active.get("filesystem"):
+        why.append("the filesystem is not closed: " + str(active.get("filesystem_why")
+                                                        or "no mount namespace (not root, no user namespace) "
+                                                           "and no Landlock"))
+    elif active.get("visible"):
+        why.append(f"left visible: {', '.join(map(str, active['visible']))}")
+    if not active.get("processes"):
+        why.append("other processes are visible in /proc")
+    if not active.get("capabilities"):
+        why.append("the child keeps capabilities")
+    if not active.get("environment"):
+        why.append("the launcher's environment is inherited")
+    if not active.get("seccomp"):
+        why.append("no seccomp filter")
+    return ("reduced", why) if why else ("full", [])
 
 
 # --------------------------------------------------------------------------------------------- audit hook
@@ -477,24 +944,105 @@ class Refused(PermissionError):
     """Raised by the audit hook: the file tried something no training loop needs."""
 
 
-def _secret_dirs() -> list[str]:
+def _secret_dirs(given: Iterable[str] | None = None) -> list[str]:
+    """kata's own data (always) and what the caller hides (``harden_child(hide=...)`` by default). No track
+    is looked up here: the child cannot read the track files, and must not need to."""
     here = Path(__file__).resolve().parent
     dirs = [here / "_data"]
     try:
         from checker.paths import MUTANTS_DIR, SOLUTIONS_DIR
 
         dirs += [SOLUTIONS_DIR, MUTANTS_DIR]
-        from checker.tracks import all_tracks
-
-        for track in all_tracks().values():  # a course's own tracks ($KATA_TRACKS) keep theirs secret too
-            dirs += [track.reference.parent, track.mutants_dir]
-    except Exception:  # noqa: BLE001 - the paths and tracks modules are optional here
+    except Exception:  # noqa: BLE001 - the paths module is optional here
         pass
-    return [str(Path(d).resolve()) + os.sep for d in dirs]
+    dirs += list(_HIDDEN if given is None else given)
+    return [os.path.realpath(d).rstrip(os.sep) + os.sep for d in dirs]
+
+
+def seal(fn: Callable) -> Callable:
+    """``fn`` behind a callable that hides it: a C wrapper (functools' uncached lru_cache) whose target is no
+    attribute, so neither ``__closure__``, ``__wrapped__``, ``__globals__`` nor ``__self__`` lead from it to what
+    ``fn`` holds. No audit event guards ``__closure__`` or ``cell_contents`` (CPython 3.11-3.13), so a kata
+    callable that a loop can reach (torch's global hook registries) is handed over sealed."""
+    import functools
+
+    sealed = functools.lru_cache(maxsize=0)(fn)
+    for name in ("__wrapped__", "__dict__"):
+        try:
+            delattr(sealed, name)
+        except (AttributeError, TypeError):
+            pass
+    try:
+        sealed.__dict__.clear()
+    except (AttributeError, TypeError):
+        pass
+    return sealed
+
+
+_SIGNAL_SETTERS = frozenset({"signal", "setitimer", "alarm", "set_wakeup_fd", "siginterrupt"})
+
+
+def _guard_signals(judge: Callable[[str], str | None]) -> None:
+    """A signal handler receives the interrupted frame, and ``f_back``/``f_locals`` fire no audit event (nor
+    does registering a handler): a file that could register one would walk up into kata's frames. So every
+    function of ``_signal`` reachable from a module is replaced by a sealed wrapper that asks ``judge(name)``
+    (the audit hook's origin rule) first; ``_signal`` itself leaves ``sys.modules`` (importing it again is
+    refused by the hook); builtins' ``__self__`` no longer leads to it."""
+    import types
+
+    raw = sys.modules.get("_signal")
+    if raw is None:
+        return
+    originals = {id(v): (k, v) for k, v in vars(raw).items() if callable(v) and not isinstance(v, type)}
+
+    def wrap(name: str, original: Callable) -> Callable:
+        def call(*args, **kwargs):
+            if name in _SIGNAL_SETTERS:
+                what = judge(name)
+                if what:
+                    raise Refused(f"kata refuses this while grading: {what}")
+            return original(*args, **kwargs)
+
+        sealed = seal(call)
+        try:
+            sealed.__name__ = sealed.__qualname__ = name
+            sealed.__module__ = "signal"
+        except (AttributeError, TypeError):
+            pass
+        return sealed
+
+    wrappers = {key: wrap(name, fn) for key, (name, fn) in originals.items()}
+    proxy = types.ModuleType("_signal")
+    for name, value in vars(raw).items():
+        if not name.startswith("__"):
+            setattr(proxy, name, wrappers.get(id(value), value))
+    # `from signal import setitimer` copies a builtin under its own name (or `_signal` itself): looked up by
+    # name in every module, which is cheap (scanning every value of every module is not: ~90 ms with torch)
+    names = [(name, fn, wrappers[key]) for key, (name, fn) in originals.items()]
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict) or module is raw:
+            continue
+        if namespace.get("_signal") is raw:
+            namespace["_signal"] = proxy
+        for name, fn, wrapper in names:
+            if namespace.get(name) is fn:
+                namespace[name] = wrapper
+    signal_module = sys.modules.get("signal")
+    if signal_module is not None:  # signal.signal is Python code: its __wrapped__ is the raw builtin
+        for name in ("signal", "getsignal", "pthread_sigmask", "sigpending", "sigwait", "valid_signals"):
+            fn = getattr(signal_module, name, None)
+            if fn is not None and getattr(fn, "__wrapped__", None) is not None:
+                try:
+                    del fn.__wrapped__
+                except AttributeError:
+                    pass
+    sys.modules.pop("_signal", None)
 
 
 def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None],
-                       private_dir: str | None = None) -> Callable[[str, tuple], None]:
+                       private_dir: str | None = None,
+                       secret_dirs: Iterable[str] | None = None) -> Callable[[str, tuple], None]:
     """Install (for good: PEP 578 hooks cannot be removed) the hook that refuses what no loop needs.
 
     Each refusal raises ``Refused`` where the learner's code asked, and calls ``report([what])`` at once
@@ -503,7 +1051,10 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
     outside the standard library is not a library's (site-packages) or kata's own; frame reads and
     exec/compile are judged by the frame that asked. Writing outside the private folder, reading kata's
     reference and data, and opening other processes' /proc entries are refused from any origin but kata.
-    Returns the hook (for measurement).
+    ``secret_dirs``: what the file may not read (default: what ``harden_child`` was asked to hide), beside
+    kata's own data. Paths are judged once real: a descriptor (``os.listdir(fd)``) by what it names, a relative
+    name by the working folder and by every folder the process holds open (``dir_fd=``), ``//`` collapsed.
+    Signal handlers may not be registered by the file (``_guard_signals``). Returns the hook (for measurement).
     """
     import sysconfig
     import threading
@@ -513,7 +1064,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
     site.update(os.path.realpath(p) + os.sep for p in sys.path if p.endswith(("site-packages", "dist-packages")))
     site_dirs = tuple(sorted(site))
     kata_dir = str(Path(__file__).resolve().parent) + os.sep
-    secrets = tuple(_secret_dirs())
+    secrets = tuple(_secret_dirs(secret_dirs))
     private = (os.path.realpath(private_dir) + os.sep) if private_dir else None
     allowed_writes = tuple(p for p in (private, "/dev/shm/", "/dev/null") if p)
     me = os.getpid()
@@ -604,12 +1155,54 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
         _, near, _ = origin_outer()
         return near != "kata" and (which == "other" or near != "site")
 
-    def as_path(value) -> str | None:
+    readlink = os.readlink
+
+    normpath = os.path.normpath
+
+    def real(path: str) -> str:
+        path = normpath("/" + path.lstrip("/"))  # "//proc/1" is "/proc/1"
+        # /proc's links (self, fd/N) are judged as named (proc_private); any other link, by where it leads
+        return path if path == "/proc" or path.startswith("/proc/") else realpath(path)
+
+    def open_folders() -> list[str]:
+        """Every folder this process holds a descriptor to: where a ``dir_fd=`` may point."""
+        folders = []
+        try:
+            fds = os.listdir("/proc/self/fd")
+        except OSError:
+            return folders
+        for fd in fds:
+            try:
+                target = readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("/") and os.path.isdir(target):
+                folders.append(target)
+        return folders
+
+    def as_paths(value) -> list[str]:
+        """Where ``value`` may lead: its real path; a descriptor, what it names; a relative name, joined to
+        the working folder and to every open folder (the event does not say which ``dir_fd`` was given)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                target = readlink(f"/proc/self/fd/{value}")
+            except OSError:
+                return []
+            return [real(target)] if target.startswith("/") else []
         if isinstance(value, bytes):
             value = os.fsdecode(value)
         if not isinstance(value, str):
-            return None
-        return os.path.normpath(value if value.startswith("/") else os.path.join(os.getcwd(), value))
+            return []
+        if value.startswith("/"):
+            return [real(value)]
+        return [real(os.path.join(base, value)) for base in dict.fromkeys([os.getcwd(), *open_folders()])]
+
+    def as_path(value) -> str | None:
+        paths = as_paths(value)
+        return paths[0] if paths else None
+
+    def secret(path: str) -> bool:
+        return (path + os.sep).startswith(secrets)
 
     def writable(path: str) -> bool:
         return path.startswith(allowed_writes) or path + os.sep == private
@@ -640,16 +1233,20 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                     return f"compiles code under {name}"
             return None
         if event == "open":
-            path = as_path(args[0])
-            if path is None:
+            paths = as_paths(args[0])
+            if not paths:
                 return None
+            path = paths[0]
             mode, flags = args[1], args[2] if len(args) > 2 else 0
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool((flags or 0) & _WRITE_FLAGS)
-            if proc_refused(path):
-                return f"opens {path}"
-            if path.startswith(secrets):
-                _, near, _ = origin()
-                return None if near == "kata" else f"reads kata's own files ({path})"
+            for candidate in paths:
+                if proc_refused(candidate):
+                    return f"opens {candidate}"
+                if secret(candidate):
+                    _, near, _ = origin()
+                    if near != "kata":
+                        return f"reads what grading hides: kata's data or the class folder ({candidate})"
+                    return None
             if (not writing and path.endswith((".py", ".ipynb", ".pyc")) and kind(path) == "learner"
                     and not path.startswith(private or "\0")):
                 _, near, _ = origin()
@@ -661,14 +1258,21 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                 return f"writes {path}"
             return None
         if event in _PATH_EVENTS:
-            paths = [as_path(a) for a in args[:2] if isinstance(a, str | bytes)]
-            for path in paths:
-                if path is None:
+            # a descriptor only as the first argument (os.listdir(fd)); a second int is a mode
+            for i, arg in enumerate(args[:2]):
+                if not (isinstance(arg, str | bytes) or (i == 0 and isinstance(arg, int))):
                     continue
-                if proc_refused(path):
-                    return f"lists {path}"
-                if event in _WRITE_PATH_EVENTS and not writable(path):
-                    return f"{event.split('.', 1)[1]} {path}"
+                paths = as_paths(arg)
+                for path in paths:
+                    if proc_refused(path):
+                        return f"lists {path}"
+                    if event in ("os.listdir", "os.scandir", "os.chdir") and secret(path):
+                        _, near, _ = origin()
+                        if near != "kata":
+                            return f"lists what grading hides: kata's data or the class folder ({path})"
+                # writes: judged where they land by the working folder (a dir_fd write meets the kernel's covers)
+                if paths and event in _WRITE_PATH_EVENTS and not writable(paths[0]):
+                    return f"{event.split('.', 1)[1]} {paths[0]}"
             return None
         if event == "socket.__new__":
             family = args[1] if len(args) > 1 else None
@@ -679,7 +1283,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
             return None
         if event == "import":
             name = args[0] if args else ""
-            if isinstance(name, str) and (name in ("solutions", "checker")
+            if isinstance(name, str) and (name in ("solutions", "checker", "_signal")
                                           or name.startswith(("solutions.", "checker."))):
                 _, near, _ = origin()
                 return None if near == "kata" else f"imports {name}"
@@ -744,6 +1348,20 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
                     pass
             raise Refused(f"kata refuses this while grading: {what}")
 
+    def judge_signal(name: str) -> str | None:
+        _, near, _ = origin(3)  # 0 origin, 1 judge_signal, 2 the wrapper, 3 its caller
+        if near == "learner":
+            what = f"registers a signal handler or timer (signal.{name})"
+            if what not in reported:
+                reported.add(what)
+                try:
+                    report([f"refused: {what}"])
+                except Exception:  # noqa: BLE001 - the refusal stands even if the report cannot go
+                    pass
+            return what
+        return None
+
+    _guard_signals(judge_signal)
     sys.addaudithook(hook)
     return hook
 

@@ -97,6 +97,7 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
         task = bar.add_task(PROGRESS.render(lang), total=len(paths), last="")
         reports = grade_folder(
             paths, lab, check_ids=course.check_ids, workers=workers, timeout=timeout, lang=lang,
+            hide=(directory, out_dir),
             on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
         )
     try:

@@ -7,7 +7,9 @@ processes, sockets and signals, dunder-attribute games, and patching what anothe
 
 It never grants a pass and never judges correctness: a flagged submission is *held for review* (not
 reported as passed), with the reasons, for a person to look at. The code under
-``if __name__ == "__main__":`` is not read: it never runs while the file is graded. No correct loop in
+``if __name__ == "__main__":`` is not read: it never runs while the file is graded, unless the file can make
+the guard true (it rebinds ``__name__``, or reaches its own globals another way): then that block is read
+like the rest, and the rebinding itself is named. No correct loop in
 an ordinary style is flagged (tests/test_integrity.py runs the note over the reference, every correct
 loop of the corpus and every starter).
 """
@@ -32,6 +34,9 @@ REASONS = {
                      es="reemplaza algo que define otro módulo ({name})"),
     "hooks": Message(en="registers a global torch hook or mode ({name})",
                      es="registra un hook o modo global de torch ({name})"),
+    "main": Message(en="rebinds __name__ ({name}), so its `if __name__ == \"__main__\":` block can run while graded",
+                    es="reasigna __name__ ({name}), así que su bloque `if __name__ == \"__main__\":` puede ejecutarse "
+                       "durante la corrección"),
 }
 LINE = Message(en="line {line}: {reason}", es="línea {line}: {reason}")
 
@@ -222,6 +227,37 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+_REACHES_GLOBALS = {"globals()", "sys.modules", "exec()", "eval()", "compile()", "__import__()", "setattr()",
+                    "__dict__", "__globals__", "__builtins__", "f_globals", "f_locals", "builtins"}
+"""Ways a file may rebind its own ``__name__`` without naming it in an assignment."""
+
+
+def _name_bindings(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where the file binds ``__name__`` (line, how), as a statement, an attribute, a key or an argument."""
+    found = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Name) and node.id == "__name__" and isinstance(node.ctx, ast.Store | ast.Del):
+            found.append((line, "__name__ = ..."))
+        elif isinstance(node, ast.Global | ast.Nonlocal) and "__name__" in node.names:
+            found.append((line, "global __name__"))
+        elif isinstance(node, ast.alias) and node.asname == "__name__":
+            found.append((line, "import ... as __name__"))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == "__name__":
+            found.append((line, "def __name__"))
+        elif isinstance(node, ast.Attribute) and node.attr == "__name__" and isinstance(node.ctx, ast.Store | ast.Del):
+            found.append((line, f"{_dotted(node) or '...'} = ..."))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) and isinstance(
+                node.slice, ast.Constant) and node.slice.value == "__name__":
+            found.append((line, "[\"__name__\"] = ..."))
+        elif isinstance(node, ast.Call) and any(isinstance(a, ast.Constant) and a.value == "__name__"
+                                                 for a in node.args):
+            found.append((line, f"{_dotted(node.func) or 'a call'}(..., \"__name__\", ...)"))
+        elif isinstance(node, ast.Call) and any(k.arg == "__name__" for k in node.keywords):
+            found.append((line, f"{_dotted(node.func) or 'a call'}(__name__=...)"))
+    return found
+
+
 def review_reasons(source: str, filename: str = "<loop>", lang: str = "en") -> list[str]:
     """What in ``source`` no training loop needs, one line each (``line N: ...``); [] when nothing.
 
@@ -231,8 +267,23 @@ def review_reasons(source: str, filename: str = "<loop>", lang: str = "en") -> l
     except (SyntaxError, ValueError):
         return []
     body = [node for node in tree.body if not _is_main_guard(node)]
+    reader = _read(ast.Module(body=body, type_ignores=[]))
+    bindings = _name_bindings(tree)
+    if bindings or any(name in _REACHES_GLOBALS for _, _, name in reader.found) and len(body) < len(tree.body):
+        # the guard can be made true while graded: the whole file is read, the rebinding named
+        reader = _read(tree)
+        reader.found += [(line, "main", how) for line, how in bindings]
+    seen, lines = set(), []
+    for line, kind, name in sorted(reader.found):
+        if (kind, name) in seen:
+            continue
+        seen.add((kind, name))
+        lines.append(LINE.render(lang, line=line, reason=REASONS[kind].render(lang, name=name)))
+    return lines
+
+
+def _read(module: ast.Module) -> _Reader:
     reader = _Reader()
-    module = ast.Module(body=body, type_ignores=[])
     for parent in ast.walk(module):
         for child in ast.iter_child_nodes(parent):
             reader.parents[id(child)] = parent
@@ -247,10 +298,4 @@ def review_reasons(source: str, filename: str = "<loop>", lang: str = "en") -> l
                     full = f"{node.module}.{alias.name}" if node.module else alias.name
                     reader.imported[alias.asname or alias.name] = full
     reader.visit(module)
-    seen, lines = set(), []
-    for line, kind, name in sorted(reader.found):
-        if (kind, name) in seen:
-            continue
-        seen.add((kind, name))
-        lines.append(LINE.render(lang, line=line, reason=REASONS[kind].render(lang, name=name)))
-    return lines
+    return reader

@@ -18,6 +18,7 @@ import click
 
 from checker.events import Kind
 from checker.sandbox import Job, Limits, Reporter, run_jobs
+from checker.tracks import hidden_paths, submission_folders
 from checker.zygote import Task
 from checker.usage import UsageProblem, read_loop_file
 
@@ -276,8 +277,9 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
     The figures in the order given; RunFailed (``file_error`` set when the file cannot be loaded)
     as soon as one run gives none.
     """
+    hide = hidden_paths(submission_folders([name for _, name in sources]))
     jobs = [Job(Task("checker.runs:_target", (src, name, what, settings, lab)),
-                Limits(step_timeout=_seconds(settings)), tag=i)
+                Limits(step_timeout=_seconds(settings), hide=hide), tag=i)
             for i, ((src, name), settings) in enumerate(zip(sources, settings_list, strict=True))]
     found: dict[int, dict[str, Any]] = {}
     for outcome in run_jobs(jobs, workers=2):

@@ -54,6 +54,9 @@ class Limits:
     harden: bool = True
     """Contain the child (checker.hardening): own descriptors only, rlimits, a private folder, an
     unprivileged uid and no network where kata runs as root, seccomp."""
+    hide: tuple[str, ...] = ()
+    """Folders and files the child must not see (``checker.tracks.hidden_paths``: kata's data, the class
+    folder); the parent computes them, the sandbox knows no track."""
 
 
 try:  # C implementations, bound now: a loop that patches json, hashlib or os cannot reach them
@@ -201,12 +204,16 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
         if job.limits.harden:
             from checker import hardening
 
-            hardening.harden_child([event_fd], private_dir=private_dir, identity=identity)
+            active = hardening.harden_child([event_fd], private_dir=private_dir, identity=identity,
+                                            hide=job.limits.hide)
         reporter = Reporter(event_fd, key)
+        if job.limits.harden:  # the parent says how well this child was closed in (--json, results.json, ...)
+            level, why = hardening.isolation_level(active)
+            reporter.send({"event": "isolation", "level": level, "why": [str(w) for w in why][:32]})
         if job.limits.harden and "torch" in sys.modules:
             from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-            register_optimizer_step_pre_hook(reporter.on_step)
+            register_optimizer_step_pre_hook(hardening.seal(reporter.on_step))  # no __closure__ to read
         try:
             job.target(reporter)
         except BaseException as exc:  # the job's own code failed: say so, then end

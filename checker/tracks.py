@@ -395,3 +395,35 @@ def track_of_path(path: Path) -> Track | None:
                 if best is None or depth > best[0]:
                     best = (depth, track)
     return best[1] if best else None
+
+
+def hidden_paths(extra=()) -> tuple[str, ...]:
+    """What no graded child may see (``sandbox.Limits.hide``), computed in the parent: kata's data folders
+    (solutions, mutants, katas, tracks, an installed ``checker/_data``), every track's reference, mutants and
+    katas folders, a course's ``$KATA_TRACKS`` folders, then ``extra`` (the class folder, the checked file's
+    folder, the gradebook's). Absolute, resolved, each once; paths that do not exist are left out."""
+    import os
+
+    from checker.paths import KATAS_DIR, MUTANTS_DIR, SOLUTIONS_DIR, TRACKS_DIR
+
+    found: list[Path] = [KATAS_DIR, MUTANTS_DIR, SOLUTIONS_DIR, TRACKS_DIR, Path(__file__).resolve().parent / "_data"]
+    try:
+        found += track_folders()
+        for track in all_tracks().values():
+            found += [track.reference.parent, track.mutants_dir, track.katas_dir]
+    except TrackError:  # a broken $KATA_TRACKS: what is known is hidden still
+        pass
+    found += [Path(p) for p in extra]
+    out: dict[str, None] = {}
+    for path in found:
+        real = os.path.realpath(os.path.expanduser(str(path)))
+        if os.path.exists(real):
+            out[real] = None
+    return tuple(out)
+
+
+def submission_folders(filenames) -> list[str]:
+    """The folder of each file that exists on disk (a classmate's folder, the checked file's own)."""
+    import os
+
+    return [os.path.dirname(os.path.realpath(f)) for f in filenames if isinstance(f, str) and os.path.isfile(f)]

@@ -39,7 +39,7 @@ def _load(source: str, filename: str, rep: Reporter, track=None):
     """
     import tempfile
 
-    from checker.hardening import install_audit_hook
+    from checker.hardening import hidden, install_audit_hook
     from checker.tamper import TamperGuard
 
     rep.start("load", timeout=LOAD_TIMEOUT)
@@ -54,7 +54,8 @@ def _load(source: str, filename: str, rep: Reporter, track=None):
         refused.extend(what)
         rep.send({"event": "tampered", "what": what})
 
-    install_audit_hook(filename, refuse, private_dir=tempfile.tempdir)
+    # what the parent hid from this child (harden_child), refused to the file too: no track is read here
+    install_audit_hook(filename, refuse, private_dir=tempfile.tempdir, secret_dirs=hidden())
     try:
         module = load_loop(source, filename, track)
     except LoopFileError as exc:

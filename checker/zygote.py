@@ -243,6 +243,9 @@ def _warm() -> None:
 
     import_heavy()
     warm_up_torch()
+    from checker import hardening
+
+    hardening.warm()  # the code folders, found while they can be read: children lay covers over the rest
     import checker.checks  # noqa: F401
     import checker.instruments  # noqa: F401
     import checker.runs  # noqa: F401

@@ -173,3 +173,23 @@ def test_isolation_is_reported_per_submission(lab):
     st.isolation(Isolation("full"))
     data = st.report.to_json()
     assert data["isolation"] == "reduced" and data["isolation_why"] == ["no mount namespace"]
+
+
+def test_every_format_says_how_the_children_were_isolated(runner):
+    """`kata check --json` and Gradescope carry the children's isolation; a reduced one is said in words."""
+    from checker.cli import main
+    from checker.formats import gradescope_results
+    from checker.grading import CheckResult, Report
+    from checker.paths import SOLUTIONS_DIR
+
+    result = runner.invoke(main, ["check", str(SOLUTIONS_DIR / "loop.py"), "--json", "--only", "data.lesson"])
+    data = json.loads(result.output)
+    assert data["isolation"] in ("full", "reduced") and result.exit_code == 0
+    if data["isolation"] == "reduced":
+        assert data["isolation_why"]
+    report = Report("x.py", [CheckResult("data.lesson", "data", "t", "pass", "ok")], isolation="reduced",
+                    isolation_why=["the filesystem is not closed: no mount namespace"])
+    gs = gradescope_results(report, "es")
+    assert gs["extra_data"]["isolation"] == "reduced"
+    assert "aislamiento reducido" in gs["output"] and "no mount namespace" in gs["output"]
+    assert "isolation" in report.to_json() and gs["score"] == 1.0

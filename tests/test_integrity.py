@@ -406,8 +406,13 @@ def test_ordinary_constructs_are_not_flagged():
 # ---------------------------------------------------------------------------------------- the kernel layers
 
 
-def _facts(rep):
-    """Runs in a hardened child (trusted code, no audit hook): what the kernel lets it do."""
+def _facts_in(folder: Path):
+    """A job target that records, in a hardened child (trusted code, no audit hook), what the kernel lets it
+    do; ``folder`` is outside its private folder (the child's environment holds no variable to name it)."""
+    return lambda rep: _facts(rep, folder)
+
+
+def _facts(rep, folder: Path):
     import socket
     import tempfile
 
@@ -433,7 +438,7 @@ def _facts(rep):
         facts["setsid"] = False
     facts["interfaces"] = [line.split(":")[0].strip() for line in Path("/proc/net/dev").read_text().splitlines()[2:]]
     try:
-        Path(os.environ["KATA_TEST_FOLDER"], "planted.py").write_text("raise SystemExit\n")
+        Path(folder, "planted.py").write_text("raise SystemExit\n")
         facts["wrote_outside"] = True
     except OSError:
         facts["wrote_outside"] = False
@@ -449,8 +454,7 @@ def _facts(rep):
 def test_each_kernel_layer_is_active_in_the_child(tmp_path, monkeypatch):
     folder = tmp_path / "class"
     folder.mkdir()
-    monkeypatch.setenv("KATA_TEST_FOLDER", str(folder))
-    outcome = run_job(Job(_facts, Limits(step_timeout=30)))
+    outcome = run_job(Job(_facts_in(folder), Limits(step_timeout=30)))
     assert outcome.finished, outcome.output
     facts = next(e.measured for e in outcome.events if getattr(e, "check", None) == "facts")
     assert facts["no_new_privs"] and facts["seccomp"]
@@ -509,8 +513,7 @@ def test_without_root_the_child_keeps_every_other_layer(monkeypatch, tmp_path):
     """Where kata cannot drop privileges (not root), the child still gets its own descriptors, a private
     folder, no-new-privs and seccomp."""
     monkeypatch.setattr(hardening, "job_identity", lambda: None)
-    monkeypatch.setenv("KATA_TEST_FOLDER", str(tmp_path))
-    outcome = run_job(Job(_facts, Limits(step_timeout=30)))
+    outcome = run_job(Job(_facts_in(tmp_path), Limits(step_timeout=30)))
     facts = next(e.measured for e in outcome.events if getattr(e, "check", None) == "facts")
     assert facts["uid"] == os.getuid()
     assert facts["no_new_privs"] and facts["seccomp"] and facts["exec"] is False and facts["inet"] is False

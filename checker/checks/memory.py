@@ -8,6 +8,7 @@ CUDA it also reads ``torch.cuda.memory_allocated()`` at each epoch's start.
 from __future__ import annotations
 
 from checker.checks.base import check, failed, passed
+from checker.hardening import seal
 from checker.i18n import Message
 
 EPOCHS = 4
@@ -115,7 +116,8 @@ def graphs(loop, lab) -> dict:
             per_step["first"] = {"epoch": rig.tape.epoch, "step": in_epoch[rig.tape.epoch], "stale": stale}
 
     rig.tape.epoch_probes.append(reading)
-    handle = rig.optimizer.register_step_post_hook(after_step)
+    # sealed: the optimizer's hook registry is the loop's to read, and after_step's closure holds the figures
+    handle = rig.optimizer.register_step_post_hook(seal(after_step))
     with meter:
         history = loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, val=rig.val,
                            device=rig.device)
