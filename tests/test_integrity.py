@@ -99,7 +99,6 @@ TAMPERING = [
     ("patch_rig_init", "Rig.__init__"),  # the guard: kata classes
     ("global_step_hook", "_global_optimizer_post_hooks"),  # the guard: torch's global hook registries
     ("import_solution", "solutions"),  # the audit hook: kata's reference is not readable
-    ("stolen_send_malformed", "malformed event"),  # the parent's strict event schema
 ]
 
 
@@ -111,7 +110,8 @@ def test_attack_is_refused_as_tampering(runner, tmp_path, reference_measured, na
     assert not any(c["status"] == "pass" and c["id"] == "steps.fresh_grads" for c in data["checks"])
 
 
-NEVER_PASSES = ["frame_walk_reference"]  # whatever layer stops it (nothing to find, or a refusal), no pass
+# whatever layer stops these (nothing to find, a sealed hook, a refusal, the strict event schema), no pass
+NEVER_PASSES = ["frame_walk_reference", "stolen_send_malformed"]
 
 
 @pytest.mark.parametrize("name", NEVER_PASSES)
