@@ -3,19 +3,24 @@
 Three concerns, kept apart:
 - **planning** (``_plan``): which child runs which checks. One submission's checks may be split
   across workers (``kata check`` uses both cores); many submissions run side by side (``kata
-  mutants verify``, ``kata grade``); one trusted *reference process* per draw of arguments runs
-  the differential checks on the reference loop, forked before any learner file is loaded;
+  mutants verify``, ``kata grade``); trusted *reference processes* run the differential checks on
+  the reference loop, forked before any learner file is loaded, each answering one or several draws
+  of arguments in turn (with a grading secret every submission has its own draw);
 - **turning events into results** (``_Grader.on_event``): figures become verdicts in this process,
   where the learner's code cannot reach; a differential check waits for the reference's answer;
 - **the rerun policy** (``_Grader.on_outcome``): a check that hangs or kills its child is recorded
-  as such, and the checks after it run again in a fresh child, with a shorter limit after a
-  timeout; after ``MAX_TIMEOUTS`` the rest are skipped.
+  as such, and the checks after it run again in a fresh child, each with its full limit. A timeout
+  is put down to the protocol function that hung, from the functions each check declares it calls
+  (``calls``) and those that already returned in this submission; the checks that call a function
+  known to hang are skipped, naming it, and every other check still runs, so a hang costs only the
+  credit that depends on the function that hung. ``MAX_TIMEOUTS`` timeouts that no function explains
+  stop the rest (a safety net).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -24,7 +29,7 @@ from checker.checks.base import judging
 from checker.i18n import Message
 from checker.sandbox import Job, Limits, Outcome, run_jobs
 from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS
-from checker.worker import check_target, reference_target
+from checker.worker import check_target, draw_index, reference_target
 
 
 class Status(str, Enum):
@@ -35,7 +40,7 @@ class Status(str, Enum):
     ERROR = "error"
     TIMEOUT = "timeout"
     SKIPPED = "skipped"
-    """Not run: earlier checks on the same file ran out of time."""
+    """Not run: it calls a protocol function that hung in an earlier check, or earlier checks ran out of time."""
 
     def __str__(self) -> str:
         return self.value
@@ -44,9 +49,9 @@ class Status(str, Enum):
 PASS, FAIL, ERROR, TIMEOUT, SKIPPED = Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.SKIPPED
 
 MAX_TIMEOUTS = 2
-"""After this many timeouts in one submission, its remaining checks are not run."""
-RERUN_FRACTION, RERUN_MIN_SECONDS = 0.1, 3.0
-"""After a first timeout, the remaining checks run with this share of the limit (at least the minimum)."""
+"""After this many timeouts that no protocol function explains, a submission's remaining checks are not run."""
+REFERENCE_BATCH = 32
+"""Most draws one reference process answers (more submissions: more processes, run side by side)."""
 
 RAISED = Message(
     en="the check stopped because your loop raised an error:\n{error}",
@@ -71,6 +76,12 @@ DIED = Message(
 NOT_RUN = Message(
     en="not run: earlier checks on this file already ran out of time, so the rest were skipped",
     es="no se ejecutó: comprobaciones anteriores de este archivo ya agotaron su tiempo, así que se omitió el resto",
+)
+HUNG = Message(
+    en="not run: this check calls {function}, which did not return within {seconds:g} s in {where} (it hangs), "
+    "so it would hang here too; fix {function} and the check runs again",
+    es="no se ejecutó: esta comprobación llama a {function}, que no terminó en {seconds:g} s en {where} (se "
+    "cuelga), así que aquí también se colgaría; arregla {function} y la comprobación volverá a ejecutarse",
 )
 BAD_FIGURES = Message(
     en="the figures measured for this check are malformed ({error})",
@@ -124,6 +135,9 @@ class Report:
     output_dropped: int = 0
     integrity: list[str] = field(default_factory=list)
     """Why the source should be read by a person before any pass counts (static note; empty: nothing)."""
+    reproducible: bool = False
+    """The differential checks' arguments came from a grading secret (or were fixed), not fresh: the same
+    file graded again with the same secret gets the same report."""
 
     @property
     def checks_passed(self) -> bool:
@@ -158,6 +172,7 @@ class Report:
         if self.integrity:
             data["held_for_review"] = True
             data["integrity"] = list(self.integrity)
+        data["reproducible"] = self.reproducible
         return data
 
 
@@ -200,13 +215,30 @@ def split_checks(ids: Sequence[str], parts: int) -> list[list[str]]:
 
 
 class _ReferenceRun:
-    """The trusted answers for one draw, filled by one reference process."""
+    """The trusted answers for one draw, filled by a reference process."""
 
     def __init__(self, draw: Any, ids: list[str]):
         self.draw, self.ids = draw, ids
         self.answers: dict[str, dict] = {}
         self.failures: dict[str, str] = {}
         self.done = False
+
+
+class _ReferenceBatch:
+    """The draws one reference process answers, in turn; ``current``: the one it is answering now."""
+
+    def __init__(self, runs: list[_ReferenceRun]):
+        self.runs = runs
+        self.current: _ReferenceRun | None = None
+
+
+def _batches(runs: list[_ReferenceRun], workers: int) -> list[_ReferenceBatch]:
+    """Consecutive runs shared between about ``workers`` processes, at most ``REFERENCE_BATCH`` draws each."""
+    if not runs:
+        return []
+    count = max(min(max(workers, 1), len(runs)), -(-len(runs) // REFERENCE_BATCH))
+    size = -(-len(runs) // count)
+    return [_ReferenceBatch(runs[i:i + size]) for i in range(0, len(runs), size)]
 
 
 class _State:
@@ -218,6 +250,13 @@ class _State:
         self.differential: dict[str, tuple[dict, float]] = {}
         """A differential check's figures, waiting for the reference's answer."""
         self.timeouts = 0
+        """Timeouts no protocol function explains."""
+        self.hung: dict[str, tuple[str, float]] = {}
+        """Protocol function -> (the check it hung in, that check's limit): known to hang."""
+        self.returned: set[str] = set()
+        """Protocol functions that returned: every function of each check that measured."""
+        self.unexplained: list[tuple[str, float]] = []
+        """Checks that timed out where no single function could be named yet (and their limits)."""
         self.running = 0
         self.finished = False
         self.report = Report(file=sub.filename)
@@ -236,17 +275,18 @@ class _State:
 
 
 class _Grader:
-    def __init__(self, lab, limits: Limits, lang: str, on_check, on_report):
+    def __init__(self, lab, limits: Limits, lang: str, on_check, on_report, states: list[_State]):
         self.lab, self.limits, self.lang = lab, limits, lang
         self.on_check, self.on_report = on_check, on_report
+        self.states = states
         self.reruns: list[Job] = []
 
     # -- planning
 
-    def plan(self, states: list[_State], references: list[_ReferenceRun], split: int) -> list[Job]:
+    def plan(self, states: list[_State], references: list[_ReferenceBatch], split: int) -> list[Job]:
         # the reference processes first: they fork before any learner file is loaded, and they never load one
-        jobs = [Job(reference_target(ref.ids, self.lab, ref.draw), self.limits, tag=("reference", ref))
-                for ref in references]
+        jobs = [Job(reference_target([(run.draw, run.ids) for run in batch.runs], self.lab), self.limits,
+                    tag=("reference", batch)) for batch in references]
         for st in states:
             for group in split_checks(st.ids, split):
                 jobs.append(self._job(st, group, self.limits))
@@ -262,11 +302,7 @@ class _Grader:
     def on_event(self, job: Job, event: dict) -> None:
         kind, cid = event.get("event"), event.get("check")
         if job.tag[0] == "reference":
-            ref = job.tag[1]
-            if kind == "measured" and cid in REGISTRY:
-                ref.answers[cid] = event.get("measured") or {}
-            elif kind == "raised" and cid in REGISTRY:
-                ref.failures[cid] = f"{event.get('type')}: {str(event.get('error', '')).strip().splitlines()[-1:]}"
+            self._on_reference_event(job.tag[1], kind, cid, event)
             return
         st: _State = job.tag[0]
         if kind == "file_error" and st.report.error_kind != "tampered":
@@ -280,6 +316,7 @@ class _Grader:
         seconds = float(event.get("seconds", 0.0) or 0.0)
         if kind == "measured":
             measured = event.get("measured") or {}
+            st.returned.update(REGISTRY[cid].calls)
             if REGISTRY[cid].reference:
                 st.differential[cid] = (measured, seconds)
                 return
@@ -287,6 +324,34 @@ class _Grader:
         elif kind == "raised":
             self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=event.get("error", "")),
                                      {"exception": event.get("type"), "error": event.get("error", "")}, seconds))
+
+    def _on_reference_event(self, batch: _ReferenceBatch, kind: Any, cid: Any, event: dict) -> None:
+        if kind == "start":
+            index = draw_index(event.get("step"))
+            if index is not None and index < len(batch.runs):
+                # the draws before this one are complete: the submissions waiting on them can finish
+                for run in batch.runs[:index]:
+                    self._reference_done(run, "no answer")
+                batch.current = batch.runs[index]
+            return
+        run = batch.current
+        if run is None or cid not in REGISTRY or cid not in run.ids:
+            return
+        if kind == "measured":
+            run.answers[cid] = event.get("measured") or {}
+        elif kind == "raised":
+            run.failures[cid] = f"{event.get('type')}: {str(event.get('error', '')).strip().splitlines()[-1:]}"
+
+    def _reference_done(self, run: _ReferenceRun, why: str) -> None:
+        if run.done:
+            return
+        run.done = True
+        for cid in run.ids:
+            if cid not in run.answers:
+                run.failures.setdefault(cid, why)
+        for st in self.states:
+            if st.reference is run and st.running == 0 and not st.finished:
+                self._finish(st)
 
     def _judged(self, st: _State, cid: str, measured: dict, seconds: float,
                 reference: dict | None = None) -> CheckResult:
@@ -305,17 +370,12 @@ class _Grader:
 
     # -- the rerun policy
 
-    def on_outcome(self, outcome: Outcome, states: list[_State]) -> None:
+    def on_outcome(self, outcome: Outcome) -> None:
         if outcome.job.tag[0] == "reference":
-            ref: _ReferenceRun = outcome.job.tag[1]
-            ref.done = True
+            batch: _ReferenceBatch = outcome.job.tag[1]
             why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
-            for cid in ref.ids:
-                if cid not in ref.answers:
-                    ref.failures.setdefault(cid, why)
-            for st in states:
-                if st.reference is ref and st.running == 0 and not st.finished:
-                    self._finish(st)
+            for run in batch.runs:
+                self._reference_done(run, why)
             return
         st, group = outcome.job.tag
         st.running -= 1
@@ -324,7 +384,7 @@ class _Grader:
         missing = [c for c in group if not st.settled(c)]
         if st.report.error is None and missing:
             self._after_failure(st, outcome, missing)
-        if st.running == 0 and (st.reference is None or st.reference.done):
+        if st.running == 0 and (st.reference is None or st.reference.done) and not st.finished:
             self._finish(st)
 
     def _after_failure(self, st: _State, outcome: Outcome, missing: list[str]) -> None:
@@ -342,18 +402,24 @@ class _Grader:
         if outcome.timed_out_step:
             timeout = min(REGISTRY[culprit].timeout, outcome.job.limits.step_timeout)
             self._emit(st, st.result(culprit, TIMEOUT, TIMED_OUT.render(self.lang, seconds=timeout)))
-            st.timeouts += 1
+            st.unexplained.append((culprit, timeout))
+            _explain_hangs(st)
         else:
             self._emit(st, st.result(culprit, ERROR, DIED.render(self.lang, how=_how(outcome))))
         rest = [c for c in missing if c != culprit]
+        for cid in list(rest):
+            hung = next((f for f in REGISTRY[cid].calls if f in st.hung), None)
+            if hung is not None:  # it would hang too: say which function, run the others
+                where, seconds = st.hung[hung]
+                self._emit(st, st.result(cid, SKIPPED, HUNG.render(self.lang, function=hung, seconds=seconds,
+                                                                   where=where)))
+                rest.remove(cid)
         if rest and st.timeouts >= MAX_TIMEOUTS:
-            # A loop that hangs once usually hangs in every check: stop paying for it.
+            # timeouts no function explains: stop paying for them
             for cid in rest:
                 self._emit(st, st.result(cid, SKIPPED, NOT_RUN.render(self.lang)))
         elif rest:
-            limits = self.limits if not st.timeouts else replace(
-                self.limits, step_timeout=max(self.limits.step_timeout * RERUN_FRACTION, RERUN_MIN_SECONDS))
-            self.reruns.append(self._job(st, rest, limits))
+            self.reruns.append(self._job(st, rest, self.limits))
 
     # -- the report
 
@@ -371,6 +437,31 @@ class _Grader:
             _one_crash_shown_once(st.report.checks, self.lang)
         if self.on_report:
             self.on_report(st.report)
+
+
+def _explain_hangs(st: _State) -> None:
+    """Put each timeout down to the protocol function that hung, where the checks' ``calls`` allow it.
+
+    A check that calls one function hung in it; one that calls several hung in the only one of them that
+    has not returned elsewhere in this submission; one that calls a function known to hang is explained by
+    it. What stays unexplained counts towards ``MAX_TIMEOUTS``. Run again as more functions return, an
+    early timeout may be explained later.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for cid, seconds in list(st.unexplained):
+            calls = REGISTRY[cid].calls
+            if any(f in st.hung for f in calls):
+                st.unexplained.remove((cid, seconds))
+                changed = True
+                continue
+            suspects = list(calls) if len(calls) == 1 else [f for f in calls if f not in st.returned]
+            if len(suspects) == 1:
+                st.hung[suspects[0]] = (cid, seconds)
+                st.unexplained.remove((cid, seconds))
+                changed = True
+    st.timeouts = len(st.unexplained)
 
 
 def _one_crash_shown_once(checks: list[CheckResult], lang: str) -> None:
@@ -406,42 +497,51 @@ def grade(
     lang: str = "en",
     limits: Limits | None = None,
     draw: Any = None,
+    secret: bytes | None = None,
     on_check: Callable[[Submission, CheckResult], None] | None = None,
     on_report: Callable[[Report], None] | None = None,
 ) -> list[Report]:
     """Grade every submission; each report lists the checks in catalogue order.
 
-    ``draw`` fixes the differential checks' arguments (tests); by default they are drawn fresh here,
-    once per run, unless a submission brings its own.
+    The differential checks' arguments: a submission's own ``draw``, else ``draw`` (tests), else with a
+    grading ``secret`` one derived from the secret and the submission's code (``Draw.from_secret``: the
+    same file and secret give the same report), else one drawn fresh here, once per run. Submissions with
+    equal draws share their reference answers.
     """
     from checker.draws import Draw
 
     device = getattr(lab, "device", "cpu")
     ids = ordered_ids(check_ids, device=device, track=lab.track)
     limits = limits or Limits()
-    shared = draw if draw is not None else Draw.fresh(lab.track)
-    references: dict[int, _ReferenceRun] = {}
+    if secret is not None and not secret:
+        raise ValueError("a grading secret cannot be empty")
+    shared = draw if draw is not None or secret is not None else Draw.fresh(lab.track)
+    references: dict[str, _ReferenceRun] = {}
     states: list[_State] = []
     for sub in submissions:
         own = ids if sub.check_ids is None else ordered_ids(sub.check_ids, device=device, track=lab.track)
         wanted = [c for c in own if REGISTRY[c].reference]
-        this_draw = sub.draw if sub.draw is not None else shared
         ref = None
         if wanted:
-            ref = references.get(id(this_draw))
+            this_draw = sub.draw if sub.draw is not None else shared
+            if this_draw is None:
+                this_draw = Draw.from_secret(secret, sub.source.encode("utf-8"), lab.track)
+            key = repr(this_draw)  # equal draws, one set of answers
+            ref = references.get(key)
             if ref is None:
-                ref = references[id(this_draw)] = _ReferenceRun(this_draw, [])
+                ref = references[key] = _ReferenceRun(this_draw, [])
             ref.ids.extend(c for c in wanted if c not in ref.ids)
-        states.append(_State(sub, own, lang, ref))
+        state = _State(sub, own, lang, ref)
+        state.report.reproducible = sub.draw is not None or draw is not None or secret is not None
+        states.append(state)
     for ref in references.values():
         ref.ids = ordered_ids(ref.ids, device=device, track=lab.track)
-    grader = _Grader(lab, limits, lang, on_check, on_report)
+    grader = _Grader(lab, limits, lang, on_check, on_report, states)
     for st in states:
         st.report.integrity = _integrity(st.sub, lang)
-    queue = grader.plan(states, list(references.values()), split)
+    queue = grader.plan(states, _batches(list(references.values()), workers), split)
     while queue:
-        run_jobs(queue, workers=workers, on_event=grader.on_event,
-                 on_outcome=lambda outcome: grader.on_outcome(outcome, states))
+        run_jobs(queue, workers=workers, on_event=grader.on_event, on_outcome=grader.on_outcome)
         queue, grader.reruns = list(grader.reruns), []
     for st in states:
         if not st.finished:  # a reference process that never ran (no job at all): say so, never pass

@@ -107,36 +107,62 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw
 
 
 REFERENCE_FILENAME = "reference/loop.py"
+DRAW_STEP = "draw:"
+"""A reference process opens the answers of its ``i``-th draw with a step named ``draw:i``."""
 
 
-def reference_target(check_ids: Sequence[str], lab, draw) -> Callable[[Reporter], None]:
+def reference_target(runs: Sequence[tuple[Any, Sequence[str]]], lab) -> Callable[[Reporter], None]:
     """The trusted reference process: the differential checks' answers, computed on the reference loop.
+
+    ``runs``: ``(draw, check ids)`` pairs, answered one draw after the other in this one process (many
+    submissions each with its own draw cost one fork and one load, not one each); before the answers of
+    its ``i``-th draw the process opens a step ``draw:i`` (``DRAW_STEP``), so the parent knows whose they
+    are, and that the draws before are complete. The global generators are reset at each draw, so an
+    answer never depends on the draws answered before it.
 
     The reference's source is read here, in the parent, when the job is planned; the child that runs
     it is forked from the parent, never from a process that loaded a learner's file, and loads none.
     """
     source = lab.track.reference.read_text(encoding="utf-8")
+    runs = [(draw, list(ids)) for draw, ids in runs]
 
     def target(rep: Reporter) -> None:
+        import random
+
+        import numpy as np
+        import torch
+
         from checker.checks import REGISTRY
 
         child_setup()
-        lab.draw = draw
         rep.start("load", timeout=LOAD_TIMEOUT)
         module = load_loop(source, REFERENCE_FILENAME, lab.track)
-        for cid in check_ids:
-            rep.start(cid, timeout=REGISTRY[cid].timeout)
-            started = time.perf_counter()
-            try:
-                measured = REGISTRY[cid].measure(module, lab)
-            except Exception as exc:
-                rep.send({"event": "raised", "check": cid, "type": type(exc).__name__,
-                          "error": learner_traceback(exc, REFERENCE_FILENAME)})
-            else:
-                rep.send({"event": "measured", "check": cid, "measured": measured,
-                          "seconds": time.perf_counter() - started})
+        for i, (draw, check_ids) in enumerate(runs):
+            rep.start(f"{DRAW_STEP}{i}", timeout=LOAD_TIMEOUT)
+            lab.draw = draw
+            random.seed(0)
+            np.random.seed(0)
+            torch.manual_seed(0)
+            for cid in check_ids:
+                rep.start(cid, timeout=REGISTRY[cid].timeout)
+                started = time.perf_counter()
+                try:
+                    measured = REGISTRY[cid].measure(module, lab)
+                except Exception as exc:
+                    rep.send({"event": "raised", "check": cid, "type": type(exc).__name__,
+                              "error": learner_traceback(exc, REFERENCE_FILENAME)})
+                else:
+                    rep.send({"event": "measured", "check": cid, "measured": measured,
+                              "seconds": time.perf_counter() - started})
 
     return target
+
+
+def draw_index(step: object) -> int | None:
+    """The draw a reference process's step ``draw:i`` opens, else None."""
+    if isinstance(step, str) and step.startswith(DRAW_STEP) and step[len(DRAW_STEP):].isdigit():
+        return int(step[len(DRAW_STEP):])
+    return None
 
 
 def _plain(value: Any) -> Any:
