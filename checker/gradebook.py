@@ -537,7 +537,7 @@ class Written:
     files: list[Path]
     changes: list[Change] | None
     """What changed since the previous run in OUT (None: there was none)."""
-    files: dict[str, FileState] | None = None
+    file_states: dict[str, FileState] | None = None
     """Submission -> whether its file changed since the previous run in OUT (None: there was none)."""
 
 

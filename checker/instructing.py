@@ -135,7 +135,7 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
         raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
     print_summary(reports, lang, time.monotonic() - started, out_dir)
     if written.changes is not None:
-        print_changes(written.changes, lang, out_dir, written.files)
+        print_changes(written.changes, lang, out_dir, written.file_states)
     if made:
         from checker.gradebook import SECRET_FILE
         from checker.term import console
