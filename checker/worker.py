@@ -18,17 +18,37 @@ LOAD_TIMEOUT = 20.0
 
 
 def child_setup() -> None:
-    """What every child sets before loading a file: one torch thread, and forked DataLoader workers."""
+    """What every child sets before loading a file: one torch thread, forked DataLoader workers, and the same
+    global random state."""
     import multiprocessing
 
     import torch
 
     torch.set_num_threads(1)
+    seed_globals()
     # DataLoader workers (the data-pipeline track) are forked from this child: the loaded loop module
     # (`_kata_loop_N`) is not importable by name, so a forkserver or spawn start (Python 3.14's default on
     # Linux is forkserver) could not rebuild the file's Dataset in a worker. Fork, as Python 3.11-3.13 do.
     if multiprocessing.get_start_method(allow_none=True) != "fork":
         multiprocessing.set_start_method("fork", force=True)
+
+
+def seed_globals(seed: int = 0) -> None:
+    """Python's, NumPy's and torch's global generators, seeded: every child starts from the same state.
+
+    A child inherits the parent's generators, and Python and NumPy seed theirs from the operating system
+    when imported: a figure drawn from them unseeded (a dataset's jitter before the loop seeds anything,
+    a worker's stream) would differ between two gradings of the same file. The draws of arguments come
+    from the parent (``checker.draws``), never from these.
+    """
+    import random
+
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
 
 
 def _load(source: str, filename: str, rep: Reporter, track=None):
@@ -127,11 +147,6 @@ def reference_target(runs: Sequence[tuple[Any, Sequence[str]]], lab) -> Callable
     runs = [(draw, list(ids)) for draw, ids in runs]
 
     def target(rep: Reporter) -> None:
-        import random
-
-        import numpy as np
-        import torch
-
         from checker.checks import REGISTRY
 
         child_setup()
@@ -140,9 +155,7 @@ def reference_target(runs: Sequence[tuple[Any, Sequence[str]]], lab) -> Callable
         for i, (draw, check_ids) in enumerate(runs):
             rep.start(f"{DRAW_STEP}{i}", timeout=LOAD_TIMEOUT)
             lab.draw = draw
-            random.seed(0)
-            np.random.seed(0)
-            torch.manual_seed(0)
+            seed_globals()
             for cid in check_ids:
                 rep.start(cid, timeout=REGISTRY[cid].timeout)
                 started = time.perf_counter()
