@@ -143,7 +143,10 @@ def test_a_file_graded_alone_gets_the_grade_it_gets_in_its_class(twice, folder, 
     alone.mkdir()
     (alone / "c_correct_too.py").write_text((folder / "c_correct_too.py").read_text())
     results = _grade(runner, alone, tmp_path / "out", "--secret", "s3cr3t")
-    assert _timeless(results[0]) == _timeless(_by_name(first)["c_correct_too.py"])
+    here, there = _timeless(results[0]), _timeless(_by_name(first)["c_correct_too.py"])
+    assert here.pop("file").endswith("alone/c_correct_too.py")  # the only difference: the folder it is in
+    there.pop("file")
+    assert here == there
 
 
 def test_another_secret_gives_other_draws(folder, tmp_path, runner):
@@ -240,3 +243,30 @@ def test_an_empty_secret_is_a_usage_error(command, secret, folder, tmp_path, run
     assert not (tmp_path / "out").exists()
     spanish = runner.invoke(main, [command, *args, "--secret", secret, "--lang", "es"], env={"KATA_LANG": "es"})
     assert spanish.exit_code == 2 and "--secret está vacío" in spanish.output
+
+
+def test_changes_say_per_file_whether_it_changed_in_english_and_spanish():
+    from checker.gradebook import FileState, changes_markdown, compare, file_states
+
+    before = [{"submission": "same.py", "score": 1.0, "sha256": "a" * 64, "checks": []},
+              {"submission": "edited.py", "score": 0.5, "sha256": "b" * 64, "checks": []},
+              {"submission": "moved.py", "score": 1.0, "sha256": "c" * 64, "checks": []},
+              {"submission": "old.py", "score": 1.0, "checks": []}]  # graded by a kata that kept no hash
+    now = [{"submission": "same.py", "score": 1.0, "sha256": "a" * 64, "checks": []},
+           {"submission": "edited.py", "score": 0.5, "sha256": "d" * 64, "checks": []},
+           {"submission": "moved.py", "score": 0.5, "sha256": "c" * 64, "checks": []},
+           {"submission": "old.py", "score": 1.0, "sha256": "e" * 64, "checks": []},
+           {"submission": "new.py", "score": 0.0, "sha256": "f" * 64, "checks": []}]
+    states = file_states(before, now)
+    assert states == {"same.py": FileState.UNCHANGED, "edited.py": FileState.CHANGED,
+                      "moved.py": FileState.UNCHANGED, "old.py": FileState.UNKNOWN, "new.py": FileState.NEW}
+    english = changes_markdown(compare(before, now), len(before), "en", states)
+    assert "1 changed, 2 unchanged, 1 new, 1 unknown" in english
+    assert "- same.py: unchanged\n" in english and "- edited.py: changed\n" in english
+    # an unchanged file whose grade moved: not the student's doing
+    assert "- moved.py: unchanged, yet its grade moved" in english
+    spanish = changes_markdown(compare(before, now), len(before), "es", states)
+    assert "- same.py: sin cambios" in spanish and "- edited.py: cambiado" in spanish and "- new.py: nuevo" in spanish
+    # nothing moved: the files are still listed
+    quiet = changes_markdown([], 1, "en", {"same.py": FileState.UNCHANGED})
+    assert "Nothing changed" in quiet and "- same.py: unchanged" in quiet
