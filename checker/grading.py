@@ -278,10 +278,11 @@ class _State:
 
 
 class _Grader:
-    def __init__(self, lab, limits: Limits, lang: str, on_check, on_report, states: list[_State]):
+    def __init__(self, lab, limits: Limits, lang: str, on_check, on_report, states: list[_State] | None = None):
         self.lab, self.limits, self.lang = lab, limits, lang
         self.on_check, self.on_report = on_check, on_report
-        self.states = states
+        self.states = states if states is not None else []
+        """Every submission graded: those waiting on a reference's draw finish when its answers are in."""
         self.reruns: list[Job] = []
 
     # -- planning
