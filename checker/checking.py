@@ -13,11 +13,13 @@ FORMATS = ("text", "json", "gradescope", "junit")
 
 
 def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ...] = (),
-               timeout: float | None = None, track=None):
+               timeout: float | None = None, track=None, secret: bytes | None = None):
     """Grade one file on both cores; a bad file or an unknown check id is a UsageProblem.
 
     ``timeout`` caps the seconds any one check (and the file's import) may take; ``track`` (a
-    ``checker.tracks.Track``, default: moons) says which setting and reference the file is graded against.
+    ``checker.tracks.Track``, default: moons) says which setting and reference the file is graded against;
+    ``secret`` (a grading secret) makes the report reproducible: the differential checks' arguments derive
+    from it and the file's code, else they are drawn fresh.
     """
     from checker.checks import ordered_ids
     from checker.usage import track_named
@@ -36,7 +38,7 @@ def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ..
     from checker.sandbox import Limits
 
     limits = Limits(step_timeout=timeout) if timeout else None
-    return grade_one(source, filename, lab, check_ids=ids, lang=lang, limits=limits)
+    return grade_one(source, filename, lab, check_ids=ids, lang=lang, limits=limits, secret=secret)
 
 
 def ungradable_report(path: str):

@@ -1,14 +1,22 @@
-"""Arguments the graded file cannot predict, drawn fresh in the parent for every grading run.
+"""Arguments the graded file cannot predict, drawn in the parent for every grading run.
 
 The differential checks call each protocol function with these arguments, in the learner's child
-and in the trusted reference process alike, and the parent compares the answers. The draw comes
-from the operating system's generator (``secrets``), is made after the file was read and before
-any child forks, and is never written anywhere the file could read it beforehand. A fixed draw
-can be given for tests (``Draw.from_seed``).
+and in the trusted reference process alike, and the parent compares the answers. The draw is made
+after the file was read and before any child forks, and is never written anywhere the file could
+read it beforehand. It comes either
+
+- from a *grading secret* and the file's code (``Draw.from_secret``): a keyed BLAKE2b of the track
+  and the code seeds the generator, so the same file and secret always get the same arguments (a
+  regrade repeats) while a changed file gets new ones, and nobody without the secret can predict
+  them; or
+- without a secret, from the operating system's generator (``Draw.fresh``): every run differs.
+
+A fixed draw can be given for tests (``Draw.from_seed``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import secrets
 from dataclasses import asdict, dataclass
@@ -50,6 +58,11 @@ class Draw:
     def fresh(cls, track=None) -> Draw:
         """A draw for ``track`` (a ``checker.tracks.Track``; default: moons) from the OS's generator."""
         return cls.from_rng(random.Random(secrets.randbits(64)), track)
+
+    @classmethod
+    def from_secret(cls, secret: bytes, data: bytes, track=None) -> Draw:
+        """The draw for the file whose code is ``data``, under the grading ``secret`` (not empty)."""
+        return cls.from_rng(random.Random(secret_seed(secret, data, _track(track).id)), track)
 
     @classmethod
     def from_seed(cls, seed: int, track=None) -> Draw:
@@ -105,3 +118,31 @@ class Draw:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+DRAW_PERSON = b"kata-draw-v1"
+"""BLAKE2b's personalisation for draws: a secret used elsewhere never yields the same seeds."""
+
+
+def secret_seed(secret: bytes, data: bytes, track_id: str) -> int:
+    """A 256-bit seed: BLAKE2b keyed by ``secret`` over the track's id and ``data`` (the file's code).
+
+    Without the secret the seed cannot be told from random; a one-byte change of the file or of the
+    secret gives an unrelated one.
+    """
+    if not secret:
+        raise ValueError("a grading secret cannot be empty")
+    key = secret if len(secret) <= 64 else hashlib.blake2b(secret, digest_size=64).digest()
+    mac = hashlib.blake2b(key=key, digest_size=32, person=DRAW_PERSON)
+    name = track_id.encode("utf-8")
+    mac.update(len(name).to_bytes(4, "big") + name)
+    mac.update(data)
+    return int.from_bytes(mac.digest(), "big")
+
+
+def _track(track):
+    if track is None:
+        from checker.tracks import get_track
+
+        return get_track()
+    return track

@@ -13,22 +13,32 @@ Outputs, computed first and written at the end, each file atomically (``write_gr
   the points being those of a course file (``--course``: per-check points, and which checks count),
   else one per check;
 - ``results.json``: a list with each submission's ``Report.to_json()`` plus ``submission``, ``score``,
-  ``points``, ``max_points`` and ``feedback`` (the path of its feedback file);
+  ``points``, ``max_points``, ``feedback`` (the path of its feedback file) and ``sha256`` (of the file's
+  bytes, to tell next time whether it changed);
 - ``feedback/<submission>.md``: for the student: the score, each check that did not pass with the
   message that says what was measured, and what to read (the course's ``[read]``, else the kata that
   teaches that check);
 - ``changes.md``: when OUT already held a results.json, what changed since (scores, and the checks
-  whose status moved, with the message that says why).
+  whose status moved, with the message that says why), and, per submission, whether its file changed.
+
+Grades are reproducible: every submission's arguments derive from a grading secret and its code
+(``checker.draws``). Without ``--secret`` (or ``KATA_SECRET``), ``kata grade`` makes one and keeps it in
+``OUT/.secret`` (readable by its owner only, never in a feedback file), so grading again into the same
+OUT repeats every unchanged file's grade.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import os
+import secrets
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +66,53 @@ def existing_outputs(out: Path) -> list[Path]:
     return [out / name for name in OUTPUT_FILES if (out / name).exists()]
 
 
+SECRET_FILE = ".secret"
+"""The grading secret ``kata grade`` made for an OUT folder (mode 0600), reused by every regrade into it."""
+
+
+class SecretFileError(ValueError):
+    """OUT's secret file cannot be made or read: the message names the file."""
+
+
+def kept_secret(out_dir: Path) -> tuple[bytes, bool]:
+    """The grading secret kept in ``out_dir`` (made when it has none, readable by its owner only): the secret,
+    and whether it was made now."""
+    path = out_dir / SECRET_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise SecretFileError(f"{path}: cannot keep the grading secret there ({exc.strerror})") from None
+    else:
+        made = secrets.token_hex(32)
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(made + "\n")
+        return made.encode("ascii"), True
+    try:
+        if path.is_symlink() or not path.is_file():
+            raise SecretFileError(f"{path} is not a regular file: remove it, or give --secret")
+        kept = path.read_bytes().strip()
+    except OSError as exc:
+        raise SecretFileError(f"{path}: cannot read the grading secret kept there ({exc.strerror}); "
+                              "give --secret, or remove the file to make a new one") from None
+    if not kept:
+        raise SecretFileError(f"{path} is empty: remove it to make a new secret, or give --secret")
+    return kept, False
+
+
+def file_hashes(paths: Sequence[Path]) -> dict[str, str]:
+    """``str(path)`` -> the SHA-256 of its bytes, for each file that can be read (to tell next time whether it
+    changed)."""
+    hashes = {}
+    for path in paths:
+        try:
+            hashes[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return hashes
+
+
 def prepare(paths: Sequence[Path]) -> tuple[list[Submission], list[Report]]:
     """Read and compile each file (running nothing): gradable submissions, and reports for the rest."""
     submissions, ungradable = [], []
@@ -78,11 +135,13 @@ def grade_folder(
     workers: int = 2,
     timeout: float | None = None,
     lang: str = "en",
+    secret: bytes | None = None,
     on_report: Callable[[Report], None] | None = None,
     hide: Sequence[Path] = (),
 ) -> list[Report]:
-    """Grade every file; the reports come back in the order of ``paths``. ``hide``: folders no child may see
-    besides kata's own data (the class folder, the gradebook's)."""
+    """Grade every file; the reports come back in the order of ``paths``. With a grading ``secret`` each file's
+    arguments derive from it and the file's code, so the same file and secret get the same report. ``hide``:
+    folders no child may see besides kata's own data (the class folder, the gradebook's, its secret)."""
     submissions, ungradable = prepare(paths)
     for report in ungradable:
         if on_report:
@@ -90,7 +149,7 @@ def grade_folder(
     hidden = hidden_paths(hide)
     limits = Limits(step_timeout=timeout, hide=hidden) if timeout else Limits(hide=hidden)
     graded = grade(submissions, lab, check_ids=check_ids, workers=workers, split=1, lang=lang,
-                   limits=limits, on_report=on_report)
+                   limits=limits, secret=secret, on_report=on_report)
     by_file = {r.file: r for r in [*graded, *ungradable]}
     return [by_file[str(p)] for p in paths]
 
@@ -310,6 +369,34 @@ class Change:
         return WHY["points"].render(lang) if abs(self.before - self.after) > 1e-9 else ""
 
 
+class FileState(str, Enum):
+    """Whether a submission's file changed since the previous grading (its SHA-256 against the one kept)."""
+
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    NEW = "new"
+    UNKNOWN = "unknown"
+    """The previous run kept no hash of it (an older kata), or the file cannot be read."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def file_states(previous: Sequence[dict], current: Sequence[dict]) -> dict[str, FileState]:
+    """Submission -> whether its file changed since the previous results.json, for every current one."""
+    before = {e["submission"]: e.get("sha256") for e in previous}
+    states = {}
+    for entry in current:
+        name, now = entry["submission"], entry.get("sha256")
+        if name not in before:
+            states[name] = FileState.NEW
+        elif not before[name] or not now:
+            states[name] = FileState.UNKNOWN
+        else:
+            states[name] = FileState.UNCHANGED if before[name] == now else FileState.CHANGED
+    return states
+
+
 WHY = {
     "new": Message(en="new submission", es="entrega nueva"),
     "gone": Message(en="no longer in the folder", es="ya no está en la carpeta"),
@@ -361,13 +448,44 @@ CHANGES = {
     "header": Message(en="| submission | score before | score now | why |",
                       es="| entrega | nota antes | nota ahora | por qué |"),
     "now": Message(en="What the checks measure now", es="Lo que miden ahora las comprobaciones"),
+    "files": Message(en="Files since the previous grading", es="Archivos desde la evaluación anterior"),
+    "files_intro": Message(
+        en="{changed} changed, {unchanged} unchanged, {new} new, {unknown} unknown. A changed file is graded at "
+           "new arguments (they derive from the grading secret and the file); an unchanged one at the same.",
+        es="{changed} cambiados, {unchanged} sin cambios, {new} nuevos, {unknown} desconocidos. Un archivo "
+           "cambiado se evalúa con argumentos nuevos (salen del secreto de evaluación y del archivo); uno sin "
+           "cambios, con los mismos."),
+    "changed": Message(en="changed", es="cambiado"),
+    "unchanged": Message(en="unchanged", es="sin cambios"),
+    "new": Message(en="new", es="nuevo"),
+    "unknown": Message(en="unknown (the previous grading kept no hash of it)",
+                       es="desconocido (la evaluación anterior no guardó su huella)"),
+    "moved": Message(
+        en="unchanged, yet its grade moved: graded with another secret, course or version of kata than last time?",
+        es="sin cambios, pero su nota se movió: ¿evaluado con otro secreto, curso o versión de kata que la vez "
+           "anterior?"),
 }
 
 
-def changes_markdown(changes: Sequence[Change], previous_count: int, lang: str = "en") -> str:
+def _files_markdown(files: dict[str, FileState], changes: Sequence[Change], lang: str) -> list[str]:
+    """Per submission, whether its file changed; an unchanged file whose grade moved is pointed out."""
+    moved = {ch.submission for ch in changes if ch.before is not None and ch.after is not None}
+    counts = Counter(files.values())
+    lines = ["", f"## {CHANGES['files'].render(lang)}", "",
+             CHANGES["files_intro"].render(lang, **{s.value: counts.get(s, 0) for s in FileState}), ""]
+    for name, state in files.items():
+        key = "moved" if state is FileState.UNCHANGED and name in moved else state.value
+        lines.append(f"- {name}: {CHANGES[key].render(lang)}")
+    return lines
+
+
+def changes_markdown(changes: Sequence[Change], previous_count: int, lang: str = "en",
+                     files: dict[str, FileState] | None = None) -> str:
+    """changes.md: the submissions whose grade moved and why, then (``files``) whether each file changed."""
     lines = [f"# {CHANGES['title'].render(lang)}", ""]
+    tail = _files_markdown(files, changes, lang) if files is not None else []
     if not changes:
-        return "\n".join([*lines, CHANGES["none"].render(lang, n=previous_count), ""])
+        return "\n".join([*lines, CHANGES["none"].render(lang, n=previous_count), *tail, ""])
     lines += [CHANGES["header"].render(lang), "|---|---|---|---|"]
 
     def fmt(x: float | None) -> str:
@@ -381,7 +499,7 @@ def changes_markdown(changes: Sequence[Change], previous_count: int, lang: str =
         for ch in detail:
             for cid, old, new, message in ch.checks:
                 lines.append(f"- {ch.submission}, `{cid}` {old} -> {new}: {message}")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *tail]) + "\n"
 
 
 # --------------------------------------------------------------------------- writing, once, at the end
@@ -407,11 +525,15 @@ def grades_csv(reports: Sequence[Report], course: Course) -> str:
     return buf.getvalue()
 
 
-def results_json(reports: Sequence[Report], course: Course | None = None) -> list[dict[str, Any]]:
+def results_json(reports: Sequence[Report], course: Course | None = None,
+                 hashes: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Each report as results.json holds it; ``hashes``: ``report.file`` -> the SHA-256 of its bytes."""
     course = course or Course.equal(sorted({c.id for r in reports for c in r.checks}))
+    hashes = hashes or {}
     return [{"submission": Path(r.file).name, "score": round(weighted_score(r, course), 4),
              "points": points_of(r, course), "max_points": course.max_points,
-             "feedback": f"feedback/{feedback_name(r)}", **r.to_json()} for r in reports]
+             "feedback": f"feedback/{feedback_name(r)}", "sha256": hashes.get(r.file), **r.to_json()}
+            for r in reports]
 
 
 @dataclass(frozen=True)
@@ -419,26 +541,31 @@ class Written:
     files: list[Path]
     changes: list[Change] | None
     """What changed since the previous run in OUT (None: there was none)."""
+    file_states: dict[str, FileState] | None = None
+    """Submission -> whether its file changed since the previous run in OUT (None: there was none)."""
 
 
-def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *, lang: str = "en") -> Written:
+def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *, lang: str = "en",
+                    hashes: dict[str, str] | None = None) -> Written:
     """Every output, computed first and then written, each file atomically (a temporary file in OUT,
-    renamed over the old one): grades.csv and results.json are never left half-written."""
-    results = results_json(reports, course)
+    renamed over the old one): grades.csv and results.json are never left half-written. ``hashes``
+    (``file_hashes``): each file's SHA-256, kept in results.json to tell next time which files changed."""
+    results = results_json(reports, course, hashes)
     previous = load_previous(out_dir)
     changes = compare(previous, results) if previous is not None else None
+    files = file_states(previous, results) if previous is not None else None
     reading = readings(lang)
     texts: dict[Path, str] = {
         out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading) for r in reports
     }
     if changes is not None:
-        texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []), lang)
+        texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []), lang, files)
     texts[out_dir / "results.json"] = dumps(results, indent=2) + "\n"
     texts[out_dir / "grades.csv"] = grades_csv(reports, course)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for path, text in texts.items():
         atomic_write(path, text)
-    return Written(list(texts), changes)
+    return Written(list(texts), changes, files)
 
 
 @dataclass(frozen=True)

@@ -3,29 +3,35 @@
 Three concerns, kept apart:
 - **planning** (``_plan``): which child runs which checks. One submission's checks may be split
   across workers (``kata check`` uses both cores); many submissions run side by side (``kata
-  mutants verify``, ``kata grade``); one trusted *reference process* per draw of arguments runs
-  the differential checks on the reference loop, forked before any learner file is loaded;
+  mutants verify``, ``kata grade``); trusted *reference processes* run the differential checks on
+  the reference loop, forked before any learner file is loaded, each answering one or several draws
+  of arguments in turn (with a grading secret every submission has its own draw);
 - **turning events into results** (``_Grader.on_event``): figures become verdicts in this process,
   where the learner's code cannot reach; a differential check waits for the reference's answer;
 - **the rerun policy** (``_Grader.on_outcome``): a check that hangs or kills its child is recorded
-  as such, and the checks after it run again in a fresh child, with a shorter limit after a
-  timeout; after ``MAX_TIMEOUTS`` the rest are skipped.
+  as such, and the checks after it run again in a fresh child, each with its full limit. A timeout
+  is put down to the protocol function that hung, from the functions each check declares it calls
+  (``calls``) and those that already returned in this submission; the checks that call a function
+  known to hang are skipped, naming it, and every other check still runs, so a hang costs only the
+  credit that depends on the function that hung. ``MAX_TIMEOUTS`` timeouts that no function explains
+  stop the rest (a safety net).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
 from checker.i18n import Message
-from checker.events import Event, FileError, Isolation, Measured, Raised, Tampered
+from checker.events import Event, FileError, Isolation, Measured, Raised, Start, Tampered
 from checker.sandbox import Job, Limits, Outcome, run_jobs
 from checker.tracks import hidden_paths, submission_folders
 from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS
+from checker.worker import draw_index
 from checker.zygote import Task
 
 
@@ -37,7 +43,7 @@ class Status(str, Enum):
     ERROR = "error"
     TIMEOUT = "timeout"
     SKIPPED = "skipped"
-    """Not run: earlier checks on the same file ran out of time."""
+    """Not run: it calls a protocol function that hung in an earlier check, or earlier checks ran out of time."""
 
     def __str__(self) -> str:
         return self.value
@@ -46,9 +52,9 @@ class Status(str, Enum):
 PASS, FAIL, ERROR, TIMEOUT, SKIPPED = Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.SKIPPED
 
 MAX_TIMEOUTS = 2
-"""After this many timeouts in one submission, its remaining checks are not run."""
-RERUN_FRACTION, RERUN_MIN_SECONDS = 0.1, 3.0
-"""After a first timeout, the remaining checks run with this share of the limit (at least the minimum)."""
+"""After this many timeouts that no protocol function explains, a submission's remaining checks are not run."""
+REFERENCE_BATCH = 32
+"""Most draws one reference process answers (more submissions: more processes, run side by side)."""
 
 RAISED = Message(
     en="the check stopped because your loop raised an error:\n{error}",
@@ -73,6 +79,12 @@ DIED = Message(
 NOT_RUN = Message(
     en="not run: earlier checks on this file already ran out of time, so the rest were skipped",
     es="no se ejecutó: comprobaciones anteriores de este archivo ya agotaron su tiempo, así que se omitió el resto",
+)
+HUNG = Message(
+    en="not run: this check calls {function}, which did not return within {seconds:g} s in {where} (it hangs), "
+    "so it would hang here too; fix {function} and the check runs again",
+    es="no se ejecutó: esta comprobación llama a {function}, que no terminó en {seconds:g} s en {where} (se "
+    "cuelga), así que aquí también se colgaría; arregla {function} y la comprobación volverá a ejecutarse",
 )
 BAD_FIGURES = Message(
     en="the figures measured for this check are malformed ({error})",
@@ -136,6 +148,9 @@ class Report:
     """"full" when every layer of the sandbox held in each child, "reduced" where the platform refused one
     (``isolation_why`` says which); None when no child reported (hardening off)."""
     isolation_why: list[str] = field(default_factory=list)
+    reproducible: bool = False
+    """The differential checks' arguments came from a grading secret (or were fixed), not fresh: the same
+    file graded again with the same secret gets the same report."""
 
     @property
     def checks_passed(self) -> bool:
@@ -174,6 +189,7 @@ class Report:
             data["isolation"] = self.isolation
             if self.isolation_why:
                 data["isolation_why"] = list(self.isolation_why)
+        data["reproducible"] = self.reproducible
         return data
 
 
@@ -202,27 +218,47 @@ def _how(outcome: Outcome) -> str:
 
 
 def split_checks(ids: Sequence[str], parts: int) -> list[list[str]]:
-    """Share checks between ``parts`` workers so each gets about the same total cost."""
+    """Share checks between ``parts`` workers so each gets about the same total cost; each group runs in the
+    order of ``ids`` (the catalogue's: the checks that call one protocol function come first, so a later
+    hang can be put down to the function that hung)."""
     groups: list[list[str]] = [[] for _ in range(max(1, min(parts, len(ids))))]
     loads = [0.0] * len(groups)
     for cid in sorted(ids, key=lambda c: -REGISTRY[c].cost):
         i = loads.index(min(loads))
         groups[i].append(cid)
         loads[i] += REGISTRY[cid].cost
-    return [g for g in groups if g]
+    order = {cid: n for n, cid in enumerate(ids)}
+    return [sorted(g, key=order.__getitem__) for g in groups if g]
 
 
 # ---------------------------------------------------------------------------- state
 
 
 class _ReferenceRun:
-    """The trusted answers for one draw, filled by one reference process."""
+    """The trusted answers for one draw, filled by a reference process."""
 
     def __init__(self, draw: Any, ids: list[str]):
         self.draw, self.ids = draw, ids
         self.answers: dict[str, dict] = {}
         self.failures: dict[str, str] = {}
         self.done = False
+
+
+class _ReferenceBatch:
+    """The draws one reference process answers, in turn; ``current``: the one it is answering now."""
+
+    def __init__(self, runs: list[_ReferenceRun]):
+        self.runs = runs
+        self.current: _ReferenceRun | None = None
+
+
+def _batches(runs: list[_ReferenceRun], workers: int) -> list[_ReferenceBatch]:
+    """Consecutive runs shared between about ``workers`` processes, at most ``REFERENCE_BATCH`` draws each."""
+    if not runs:
+        return []
+    count = max(min(max(workers, 1), len(runs)), -(-len(runs) // REFERENCE_BATCH))
+    size = -(-len(runs) // count)
+    return [_ReferenceBatch(runs[i:i + size]) for i in range(0, len(runs), size)]
 
 
 class _State:
@@ -234,6 +270,13 @@ class _State:
         self.differential: dict[str, tuple[dict, float]] = {}
         """A differential check's figures, waiting for the reference's answer."""
         self.timeouts = 0
+        """Timeouts no protocol function explains."""
+        self.hung: dict[str, tuple[str, float]] = {}
+        """Protocol function -> (the check it hung in, that check's limit): known to hang."""
+        self.returned: set[str] = set()
+        """Protocol functions that returned: every function of each check that measured."""
+        self.unexplained: list[tuple[str, float]] = []
+        """Checks that timed out where no single function could be named yet (and their limits)."""
         self.running = 0
         self.finished = False
         self.report = Report(file=sub.filename)
@@ -259,18 +302,21 @@ class _State:
 
 
 class _Grader:
-    def __init__(self, lab, limits: Limits, lang: str, on_check, on_report):
+    def __init__(self, lab, limits: Limits, lang: str, on_check, on_report, states: list[_State] | None = None):
         self.lab, self.limits, self.lang = lab, limits, lang
         self.on_check, self.on_report = on_check, on_report
+        self.states = states if states is not None else []
+        """Every submission graded: those waiting on a reference's draw finish when its answers are in."""
         self.reruns: list[Job] = []
 
     # -- planning
 
-    def plan(self, states: list[_State], references: list[_ReferenceRun], split: int) -> list[Job]:
+    def plan(self, states: list[_State], references: list[_ReferenceBatch], split: int) -> list[Job]:
         # the reference processes first: they fork before any learner file is loaded, and they never load one
         source = self.lab.track.reference.read_text(encoding="utf-8") if references else ""
-        jobs = [Job(Task("checker.worker:reference_target", (ref.ids, self.lab, ref.draw, source)), self.limits,
-                    tag=("reference", ref)) for ref in references]
+        jobs = [Job(Task("checker.worker:reference_target", ([(run.draw, run.ids) for run in batch.runs], self.lab,
+                                                              source)),
+                    self.limits, tag=("reference", batch)) for batch in references]
         for st in states:
             for group in split_checks(st.ids, split):
                 jobs.append(self._job(st, group, self.limits))
@@ -297,12 +343,7 @@ class _Grader:
 
     def _on_event(self, job: Job, event: Event) -> None:
         if job.tag[0] == "reference":
-            ref = job.tag[1]
-            if isinstance(event, Measured) and event.check in REGISTRY:
-                ref.answers[event.check] = event.measured
-            elif isinstance(event, Raised) and event.check in REGISTRY:
-                last = [line for line in event.error.strip().splitlines() if line.strip()][-1:]
-                ref.failures[event.check] = f"{event.type}: {last}"
+            self._on_reference_event(job.tag[1], event)
             return
         st: _State = job.tag[0]
         if isinstance(event, Isolation):
@@ -319,6 +360,7 @@ class _Grader:
         if st.report.error is not None or cid not in REGISTRY or cid not in st.ids or st.settled(cid):
             return  # a repeated or unasked-for figure is never taken (a forged second answer changes nothing)
         if isinstance(event, Measured):
+            st.returned.update(REGISTRY[cid].calls)
             if REGISTRY[cid].reference:
                 st.differential[cid] = (event.measured, event.seconds)
                 return
@@ -326,6 +368,36 @@ class _Grader:
         else:
             self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=event.error),
                                      {"exception": event.type, "error": event.error}, event.seconds))
+
+    def _on_reference_event(self, batch: _ReferenceBatch, event: Event) -> None:
+        if isinstance(event, Start):
+            index = draw_index(event.step)
+            if index is not None and index < len(batch.runs):
+                # the draws before this one are complete: the submissions waiting on them can finish
+                for run in batch.runs[:index]:
+                    self._reference_done(run, "no answer")
+                batch.current = batch.runs[index]
+            return
+        run = batch.current
+        if run is None or not isinstance(event, Measured | Raised) or event.check not in REGISTRY \
+                or event.check not in run.ids:
+            return
+        if isinstance(event, Measured):
+            run.answers[event.check] = event.measured
+        else:
+            last = [line for line in event.error.strip().splitlines() if line.strip()][-1:]
+            run.failures[event.check] = f"{event.type}: {last}"
+
+    def _reference_done(self, run: _ReferenceRun, why: str) -> None:
+        if run.done:
+            return
+        run.done = True
+        for cid in run.ids:
+            if cid not in run.answers:
+                run.failures.setdefault(cid, why)
+        for st in self.states:
+            if st.reference is run and st.running == 0 and not st.finished:
+                self._finish(st)
 
     def _judged(self, st: _State, cid: str, measured: dict, seconds: float,
                 reference: dict | None = None) -> CheckResult:
@@ -344,17 +416,12 @@ class _Grader:
 
     # -- the rerun policy
 
-    def on_outcome(self, outcome: Outcome, states: list[_State]) -> None:
+    def on_outcome(self, outcome: Outcome) -> None:
         if outcome.job.tag[0] == "reference":
-            ref: _ReferenceRun = outcome.job.tag[1]
-            ref.done = True
+            batch: _ReferenceBatch = outcome.job.tag[1]
             why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
-            for cid in ref.ids:
-                if cid not in ref.answers:
-                    ref.failures.setdefault(cid, why)
-            for st in states:
-                if st.reference is ref and st.running == 0 and not st.finished:
-                    self._finish(st)
+            for run in batch.runs:
+                self._reference_done(run, why)
             return
         st, group = outcome.job.tag
         st.running -= 1
@@ -363,7 +430,7 @@ class _Grader:
         missing = [c for c in group if not st.settled(c)]
         if st.report.error is None and missing:
             self._after_failure(st, outcome, missing)
-        if st.running == 0 and (st.reference is None or st.reference.done):
+        if st.running == 0 and (st.reference is None or st.reference.done) and not st.finished:
             self._finish(st)
 
     def _after_failure(self, st: _State, outcome: Outcome, missing: list[str]) -> None:
@@ -381,18 +448,24 @@ class _Grader:
         if outcome.timed_out_step:
             timeout = min(REGISTRY[culprit].timeout, outcome.job.limits.step_timeout)
             self._emit(st, st.result(culprit, TIMEOUT, TIMED_OUT.render(self.lang, seconds=timeout)))
-            st.timeouts += 1
+            st.unexplained.append((culprit, timeout))
+            _explain_hangs(st)
         else:
             self._emit(st, st.result(culprit, ERROR, DIED.render(self.lang, how=_how(outcome))))
         rest = [c for c in missing if c != culprit]
+        for cid in list(rest):
+            hung = next((f for f in REGISTRY[cid].calls if f in st.hung), None)
+            if hung is not None:  # it would hang too: say which function, run the others
+                where, seconds = st.hung[hung]
+                self._emit(st, st.result(cid, SKIPPED, HUNG.render(self.lang, function=hung, seconds=seconds,
+                                                                   where=where)))
+                rest.remove(cid)
         if rest and st.timeouts >= MAX_TIMEOUTS:
-            # A loop that hangs once usually hangs in every check: stop paying for it.
+            # timeouts no function explains: stop paying for them
             for cid in rest:
                 self._emit(st, st.result(cid, SKIPPED, NOT_RUN.render(self.lang)))
         elif rest:
-            limits = self.limits if not st.timeouts else replace(
-                self.limits, step_timeout=max(self.limits.step_timeout * RERUN_FRACTION, RERUN_MIN_SECONDS))
-            self.reruns.append(self._job(st, rest, limits))
+            self.reruns.append(self._job(st, rest, self.limits))
 
     # -- the report
 
@@ -410,6 +483,31 @@ class _Grader:
             _one_crash_shown_once(st.report.checks, self.lang)
         if self.on_report:
             self.on_report(st.report)
+
+
+def _explain_hangs(st: _State) -> None:
+    """Put each timeout down to the protocol function that hung, where the checks' ``calls`` allow it.
+
+    A check that calls one function hung in it; one that calls several hung in the only one of them that
+    has not returned elsewhere in this submission; one that calls a function known to hang is explained by
+    it. What stays unexplained counts towards ``MAX_TIMEOUTS``. Run again as more functions return, an
+    early timeout may be explained later.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for cid, seconds in list(st.unexplained):
+            calls = REGISTRY[cid].calls
+            if any(f in st.hung for f in calls):
+                st.unexplained.remove((cid, seconds))
+                changed = True
+                continue
+            suspects = list(calls) if len(calls) == 1 else [f for f in calls if f not in st.returned]
+            if len(suspects) == 1:
+                st.hung[suspects[0]] = (cid, seconds)
+                st.unexplained.remove((cid, seconds))
+                changed = True
+    st.timeouts = len(st.unexplained)
 
 
 def _one_crash_shown_once(checks: list[CheckResult], lang: str) -> None:
@@ -445,13 +543,16 @@ def grade(
     lang: str = "en",
     limits: Limits | None = None,
     draw: Any = None,
+    secret: bytes | None = None,
     on_check: Callable[[Submission, CheckResult], None] | None = None,
     on_report: Callable[[Report], None] | None = None,
 ) -> list[Report]:
     """Grade every submission; each report lists the checks in catalogue order.
 
-    ``draw`` fixes the differential checks' arguments (tests); by default they are drawn fresh here,
-    once per run, unless a submission brings its own.
+    The differential checks' arguments: a submission's own ``draw``, else ``draw`` (tests), else with a
+    grading ``secret`` one derived from the secret and the submission's code (``Draw.from_secret``: the
+    same file and secret give the same report), else one drawn fresh here, once per run. Submissions with
+    equal draws share their reference answers.
     """
     from checker.draws import Draw
 
@@ -461,29 +562,35 @@ def grade(
     if limits.harden:  # kata's data, every track's reference and mutants, each submission's folder: not there
         folders = submission_folders([sub.filename for sub in submissions])
         limits = replace(limits, hide=tuple(dict.fromkeys([*(limits.hide or hidden_paths()), *folders])))
-    shared = draw if draw is not None else Draw.fresh(lab.track)
-    references: dict[int, _ReferenceRun] = {}
+    if secret is not None and not secret:
+        raise ValueError("a grading secret cannot be empty")
+    shared = draw if draw is not None or secret is not None else Draw.fresh(lab.track)
+    references: dict[str, _ReferenceRun] = {}
     states: list[_State] = []
     for sub in submissions:
         own = ids if sub.check_ids is None else ordered_ids(sub.check_ids, device=device, track=lab.track)
         wanted = [c for c in own if REGISTRY[c].reference]
-        this_draw = sub.draw if sub.draw is not None else shared
         ref = None
         if wanted:
-            ref = references.get(id(this_draw))
+            this_draw = sub.draw if sub.draw is not None else shared
+            if this_draw is None:
+                this_draw = Draw.from_secret(secret, sub.source.encode("utf-8"), lab.track)
+            key = repr(this_draw)  # equal draws, one set of answers
+            ref = references.get(key)
             if ref is None:
-                ref = references[id(this_draw)] = _ReferenceRun(this_draw, [])
+                ref = references[key] = _ReferenceRun(this_draw, [])
             ref.ids.extend(c for c in wanted if c not in ref.ids)
-        states.append(_State(sub, own, lang, ref))
+        state = _State(sub, own, lang, ref)
+        state.report.reproducible = sub.draw is not None or draw is not None or secret is not None
+        states.append(state)
     for ref in references.values():
         ref.ids = ordered_ids(ref.ids, device=device, track=lab.track)
-    grader = _Grader(lab, limits, lang, on_check, on_report)
+    grader = _Grader(lab, limits, lang, on_check, on_report, states)
     for st in states:
         st.report.integrity = _integrity(st.sub, lang)
-    queue = grader.plan(states, list(references.values()), split)
+    queue = grader.plan(states, _batches(list(references.values()), workers), split)
     while queue:
-        run_jobs(queue, workers=workers, on_event=grader.on_event,
-                 on_outcome=lambda outcome: grader.on_outcome(outcome, states))
+        run_jobs(queue, workers=workers, on_event=grader.on_event, on_outcome=grader.on_outcome)
         queue, grader.reruns = list(grader.reruns), []
     for st in states:
         if not st.finished:  # a reference process that never ran (no job at all): say so, never pass

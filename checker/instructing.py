@@ -36,6 +36,15 @@ CHANGED = Message(en="Since the previous grading: {n} submission(s) changed (det
                   es="Desde la evaluación anterior: {n} entrega(s) cambiaron (detalles en {path})")
 UNCHANGED = Message(en="Since the previous grading: nothing changed.",
                     es="Desde la evaluación anterior: nada cambió.")
+FILES = Message(en="Files since the previous grading: {changed} changed, {unchanged} unchanged, {new} new.",
+                es="Archivos desde la evaluación anterior: {changed} cambiados, {unchanged} sin cambios, {new} "
+                   "nuevos.")
+SECRET_MADE = Message(
+    en="Made a grading secret and kept it in {path} (readable by you only): grading again into {out} repeats "
+       "every unchanged file's grade. Keep it from the students.",
+    es="Creado un secreto de evaluación, guardado en {path} (solo tú puedes leerlo): evaluar de nuevo en {out} "
+       "repite la nota de cada archivo sin cambios. Que no lo vean los estudiantes.",
+)
 
 
 def check_ids(only: tuple[str, ...], track=None) -> list[str]:
@@ -49,14 +58,28 @@ def check_ids(only: tuple[str, ...], track=None) -> list[str]:
 
 
 def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, workers: int, timeout: float | None,
-                only: tuple[str, ...], force: bool, lang: str, track: str | None = None) -> None:
+                only: tuple[str, ...], force: bool, lang: str, track: str | None = None,
+                secret: bytes | None = None) -> None:
     """`kata grade`: every submission in ``directory`` graded against ``track`` (default: moons) into the
-    gradebook in ``out_dir``, a summary printed; any bad argument is a UsageProblem (exit 2)."""
+    gradebook in ``out_dir``, a summary printed; any bad argument is a UsageProblem (exit 2).
+
+    ``secret``: the grading secret (--secret, $KATA_SECRET); without one, the one kept in ``out_dir``
+    (``gradebook.SECRET_FILE``, made on the first grading), so a regrade into the same folder repeats."""
     from checker.usage import track_named
 
     chosen = track_named(track)
     from checker.checks import REGISTRY
-    from checker.gradebook import Course, CourseFileError, existing_outputs, find_submissions, grade_folder, load_course
+    from checker.gradebook import (
+        Course,
+        CourseFileError,
+        SecretFileError,
+        existing_outputs,
+        file_hashes,
+        find_submissions,
+        grade_folder,
+        kept_secret,
+        load_course,
+    )
     from checker.gradebook import write_gradebook as write
 
     if not directory.exists():
@@ -85,6 +108,13 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageProblem(f"-o {out_dir}: cannot create the folder ({exc.strerror})") from None
+    made = False
+    if secret is None:
+        try:
+            secret, made = kept_secret(out_dir)
+        except SecretFileError as exc:
+            raise UsageProblem(str(exc)) from None
+    hashes = file_hashes(paths)
     lab = prepared_lab("cpu", chosen)
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -96,17 +126,23 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
                   TextColumn("{task.fields[last]}"), console=console(stderr=True)) as bar:
         task = bar.add_task(PROGRESS.render(lang), total=len(paths), last="")
         reports = grade_folder(
-            paths, lab, check_ids=course.check_ids, workers=workers, timeout=timeout, lang=lang,
+            paths, lab, check_ids=course.check_ids, workers=workers, timeout=timeout, lang=lang, secret=secret,
             hide=(directory, out_dir),
             on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
         )
     try:
-        written = write(reports, course, out_dir, lang=lang)
+        written = write(reports, course, out_dir, lang=lang, hashes=hashes)
     except OSError as exc:
         raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
     print_summary(reports, lang, time.monotonic() - started, out_dir)
     if written.changes is not None:
-        print_changes(written.changes, lang, out_dir)
+        print_changes(written.changes, lang, out_dir, written.file_states)
+    if made:
+        from checker.gradebook import SECRET_FILE
+        from checker.term import console
+
+        text = SECRET_MADE.render(lang, path=out_dir / SECRET_FILE, out=out_dir)
+        console().print(text, markup=False, highlight=False)
 
 
 def print_summary(reports, lang: str, seconds: float, out_dir: Path) -> None:
@@ -144,13 +180,19 @@ def print_summary(reports, lang: str, seconds: float, out_dir: Path) -> None:
                              feedback=out_dir / "feedback"))
 
 
-def print_changes(changes, lang: str, out_dir: Path) -> None:
-    """What changed since the previous grading into the same folder (the first 20; all in changes.md)."""
+def print_changes(changes, lang: str, out_dir: Path, files=None) -> None:
+    """What changed since the previous grading into the same folder (the first 20; all in changes.md), and how
+    many files changed."""
+    from collections import Counter
+
     from rich.markup import escape
 
     from checker.term import console
 
     out = console()
+    if files is not None:
+        counts = Counter(str(state) for state in files.values())
+        out.print(FILES.render(lang, changed=counts["changed"], unchanged=counts["unchanged"], new=counts["new"]))
     if not changes:
         out.print(UNCHANGED.render(lang))
         return

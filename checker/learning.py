@@ -85,7 +85,7 @@ def loss_curve(report, lang: str, track=None) -> str | None:
 
 def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", device: str = "cpu",
                   only: tuple[str, ...] = (), verbose: bool = False, timeout: float | None = None,
-                  track: str | None = None) -> int:
+                  track: str | None = None, secret: bytes | None = None) -> int:
     """`kata check` without PATH: grade the current kata's file against its track, record a pass; the exit code."""
     session = open_session(workdir, lang)
     kata = session.current()
@@ -102,7 +102,7 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
     if con is not None:
         con.print(f"[bold magenta]{escape(session.header(kata))}[/]  [dim]{escape(shown_path(path))}[/]")
     report = grade_path(str(path), lang=session.lang, device=device, only=only, timeout=timeout,
-                        track=kata.setting)
+                        track=kata.setting, secret=secret)
     emit_report(report, fmt, session.lang, verbose)
     if report.exit_code == 2:  # the file could not be graded
         return report.exit_code

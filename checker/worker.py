@@ -18,17 +18,37 @@ LOAD_TIMEOUT = 20.0
 
 
 def child_setup() -> None:
-    """What every child sets before loading a file: one torch thread, and forked DataLoader workers."""
+    """What every child sets before loading a file: one torch thread, forked DataLoader workers, and the same
+    global random state."""
     import multiprocessing
 
     import torch
 
     torch.set_num_threads(1)
+    seed_globals()
     # DataLoader workers (the data-pipeline track) are forked from this child: the loaded loop module
     # (`_kata_loop_N`) is not importable by name, so a forkserver or spawn start (Python 3.14's default on
     # Linux is forkserver) could not rebuild the file's Dataset in a worker. Fork, as Python 3.11-3.13 do.
     if multiprocessing.get_start_method(allow_none=True) != "fork":
         multiprocessing.set_start_method("fork", force=True)
+
+
+def seed_globals(seed: int = 0) -> None:
+    """Python's, NumPy's and torch's global generators, seeded: every child starts from the same state.
+
+    A child inherits the parent's generators, and Python and NumPy seed theirs from the operating system
+    when imported: a figure drawn from them unseeded (a dataset's jitter before the loop seeds anything,
+    a worker's stream) would differ between two gradings of the same file. The draws of arguments come
+    from the parent (``checker.draws``), never from these.
+    """
+    import random
+
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
 
 
 def _load(source: str, filename: str, rep: Reporter, track=None):
@@ -108,35 +128,54 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw
 
 
 REFERENCE_FILENAME = "reference/loop.py"
+DRAW_STEP = "draw:"
+"""A reference process opens the answers of its ``i``-th draw with a step named ``draw:i``."""
 
 
-def reference_target(check_ids: Sequence[str], lab, draw, source: str) -> Callable[[Reporter], None]:
+def reference_target(runs: Sequence[tuple[Any, Sequence[str]]], lab, source: str) -> Callable[[Reporter], None]:
     """The trusted reference process: the differential checks' answers, computed on the reference loop.
+
+    ``runs``: ``(draw, check ids)`` pairs, answered one draw after the other in this one process (many
+    submissions each with its own draw cost one fork and one load, not one each); before the answers of
+    its ``i``-th draw the process opens a step ``draw:i`` (``DRAW_STEP``), so the parent knows whose they
+    are, and that the draws before are complete. The global generators are reset at each draw, so an
+    answer never depends on the draws answered before it.
 
     ``source``: the reference's source, read in the parent when the job is planned and handed to this
     child alone; the child is forked from the zygote, like a learner's, and loads no learner file.
     """
+    runs = [(draw, list(ids)) for draw, ids in runs]
 
     def target(rep: Reporter) -> None:
         from checker.checks import REGISTRY
 
         child_setup()
-        lab.draw = draw
         rep.start("load", timeout=LOAD_TIMEOUT)
         module = load_loop(source, REFERENCE_FILENAME, lab.track)
-        for cid in check_ids:
-            rep.start(cid, timeout=REGISTRY[cid].timeout)
-            started = time.perf_counter()
-            try:
-                measured = REGISTRY[cid].measure(module, lab)
-            except Exception as exc:
-                rep.send({"event": "raised", "check": cid, "type": type(exc).__name__,
-                          "error": learner_traceback(exc, REFERENCE_FILENAME)})
-            else:
-                rep.send({"event": "measured", "check": cid, "measured": measured,
-                          "seconds": time.perf_counter() - started})
+        for i, (draw, check_ids) in enumerate(runs):
+            rep.start(f"{DRAW_STEP}{i}", timeout=LOAD_TIMEOUT)
+            lab.draw = draw
+            seed_globals()
+            for cid in check_ids:
+                rep.start(cid, timeout=REGISTRY[cid].timeout)
+                started = time.perf_counter()
+                try:
+                    measured = REGISTRY[cid].measure(module, lab)
+                except Exception as exc:
+                    rep.send({"event": "raised", "check": cid, "type": type(exc).__name__,
+                              "error": learner_traceback(exc, REFERENCE_FILENAME)})
+                else:
+                    rep.send({"event": "measured", "check": cid, "measured": measured,
+                              "seconds": time.perf_counter() - started})
 
     return target
+
+
+def draw_index(step: object) -> int | None:
+    """The draw a reference process's step ``draw:i`` opens, else None."""
+    if isinstance(step, str) and step.startswith(DRAW_STEP) and step[len(DRAW_STEP):].isdigit():
+        return int(step[len(DRAW_STEP):])
+    return None
 
 
 def _plain(value: Any) -> Any:

@@ -447,6 +447,12 @@ def workers(loop, lab) -> dict:
         return list(dict.fromkeys(batch["pid"] for batch in epoch))
 
     first = a[0]
+    # the workers by order of appearance (1, 2, ...), not by process id: the figures, and the message, are the
+    # same at every grading
+    number: dict[int, int] = {}
+    for epoch in a:
+        for pid in pids(epoch):
+            number.setdefault(pid, len(number) + 1)
     by_pid = {pid: [batch["draws"] for batch in first if batch["pid"] == pid] for pid in pids(first)}
     streams = list(by_pid.values())
     same_stream = len(streams) > 1 and streams[0][0] == streams[1][0]
@@ -454,7 +460,7 @@ def workers(loop, lab) -> dict:
     return {
         "workers": WORKERS, "epochs": EPOCH_WORKERS,
         "in_main": sum(batch["pid"] == main for epoch in a for batch in epoch),
-        "pids": [sorted(pids(e)) for e in a], "n_pids": len(pids(first)),
+        "pids": [sorted(number[p] for p in pids(e)) for e in a], "n_pids": len(pids(first)),
         "a": streams[0][0][:SHOWN] if streams else [], "b": streams[1][0][:SHOWN] if len(streams) > 1 else [],
         "c": [v for batch in b[0] for v in batch["draws"]][:SHOWN],
         "same_stream": same_stream,
@@ -478,7 +484,8 @@ def _(m: dict):
     if not m["epochs_differ"]:
         return failed(WORKERS_SAME_EPOCHS, a=_fmt(m["a"]))
     if m["pids"][0] != m["pids"][-1]:
-        return failed(WORKERS_REFORKED, p1=", ".join(map(str, m["pids"][0])), p2=", ".join(map(str, m["pids"][-1])))
+        return failed(WORKERS_REFORKED, p1=", ".join(f"#{p}" for p in m["pids"][0]),
+                      p2=", ".join(f"#{p}" for p in m["pids"][-1]))
     return passed(WORKERS_OK, w=w, e=m["epochs"], a=_fmt(m["a"]), b=_fmt(m["b"]))
 
 

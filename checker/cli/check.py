@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from checker.checking import FORMATS, emit_report, grade_path, track_hint, ungradable_report
-from checker.cli.common import current_lang, current_workdir, session_options, stored_lang_option, track_option
+from checker.cli.common import (
+    current_lang,
+    current_workdir,
+    secret_option,
+    session_options,
+    stored_lang_option,
+    track_option,
+)
 
 
 @click.command("check")
@@ -18,9 +25,10 @@ from checker.cli.common import current_lang, current_workdir, session_options, s
 @click.option("--timeout", type=click.FloatRange(min=0.1), envvar="KATA_CHECK_TIMEOUT", default=None,
               metavar="SECONDS", help="Most seconds any one check may run (default: each check's own limit; "
               "env KATA_CHECK_TIMEOUT).")
+@secret_option
 @track_option
 @session_options
-def check_cmd(path, as_json, fmt, only, device, verbose, timeout, track):
+def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track):
     """Grade the loop in PATH with every behavioural check (without PATH: the current kata).
 
     Exit status: 0 every check passes, 1 some check fails, 2 the file cannot be graded.
@@ -30,7 +38,7 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, track):
         from checker.learning import check_current
 
         raise SystemExit(check_current(current_workdir(None), lang=lang, fmt="json" if as_json else fmt, device=device,
-                                       only=only, verbose=verbose, timeout=timeout, track=track))
+                                       only=only, verbose=verbose, timeout=timeout, track=track, secret=secret))
     fmt = "json" if as_json else fmt
     # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
     from checker.usage import track_for_file
@@ -39,7 +47,8 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, track):
     chosen = track_for_file(track, path, current_workdir(None))
     report = ungradable_report(path) if fmt in ("gradescope", "junit") else None
     if report is None:
-        report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout, track=chosen)
+        report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout, track=chosen,
+                            secret=secret)
     emit_report(report, fmt, lang, verbose)
     hint = track_hint(report, chosen, lang) if fmt == "text" and track is None else None
     if hint:

@@ -9,11 +9,12 @@ given after the subcommand wins over one given before it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import click
 
-from checker.i18n import LANGS, resolve_lang
+from checker.i18n import LANGS, Message, resolve_lang
 from checker.usage import UsageProblem, prepared_lab, read_loop_file  # noqa: F401  (what commands share)
 
 
@@ -63,6 +64,34 @@ def track_option(fn):
     return click.option("--track", "track", default=None, metavar="NAME",
                         help="The track (setting, reference, katas) to use: see `kata tracks` (default: the one "
                         "the file's folder belongs to, else moons).")(fn)
+
+
+SECRET_EMPTY = Message(
+    en="--secret is empty: give the grading secret's text (any non-blank text; keep it from the students), or leave "
+       "--secret out to draw fresh arguments",
+    es="--secret está vacío: da el texto del secreto de evaluación (cualquier texto no en blanco; que no lo vean los "
+       "estudiantes), u omite --secret para sacar argumentos nuevos",
+)
+
+
+def _secret(_ctx: click.Context, _param: click.Parameter, value: str | None) -> bytes | None:
+    # read once, here: the children forked later (where a graded file runs) never inherit it
+    os.environ.pop("KATA_SECRET", None)
+    if value is None:
+        return None
+    if not value.strip():
+        raise UsageProblem(SECRET_EMPTY.render(current_lang(None)))
+    return value.encode("utf-8")
+
+
+def secret_option(fn):
+    """``--secret TEXT`` (else $KATA_SECRET; an empty $KATA_SECRET counts as unset): the grading secret, as bytes."""
+    return click.option(
+        "--secret", envvar="KATA_SECRET", default=None, metavar="TEXT", callback=_secret, show_envvar=False,
+        help="Grading secret: the differential checks' arguments derive from it and the file's code, so the same "
+             "file and secret give the same report, and nobody without it can predict them (default: "
+             "$KATA_SECRET; without one, fresh arguments each run).",
+    )(fn)
 
 
 def lang_option(fn):

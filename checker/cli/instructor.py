@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from checker.cli.common import current_lang, lang_option, track_option
+from checker.cli.common import current_lang, lang_option, secret_option, track_option
 
 
 @click.command("grade", short_help="Grade a folder of submissions: grades, feedback, changes since last time.")
@@ -27,10 +27,11 @@ from checker.cli.common import current_lang, lang_option, track_option
 @click.option("--only", multiple=True, metavar="CHECK_ID", help="Grade only this check (repeatable).")
 @click.option("--force", is_flag=True,
               help="Grade again into an OUT that holds grades; the new grades are compared with them.")
+@secret_option
 @track_option
 @lang_option
 def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers: int, timeout: float | None,
-              only: tuple[str, ...], force: bool, lang: str | None, track: str | None) -> None:
+              only: tuple[str, ...], force: bool, secret: bytes | None, lang: str | None, track: str | None) -> None:
     """Grade every .py and .ipynb file in DIRECTORY into OUT.
 
     Each submission runs in its own sandboxed process with a time limit per check; one that
@@ -40,8 +41,11 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
     OUT gets grades.csv, results.json and feedback/<submission>.md (what failed, what was
     measured, what to read), all written at the end, each file atomically. With --course, the
     course file's [points] say which checks count and what each is worth. Grading again into
-    the same OUT (--force) writes changes.md: what changed since, and why. Exit status 0 once
-    the gradebook is written, 2 for a bad argument. A course file (docs/grading.md):
+    the same OUT (--force) writes changes.md: what changed since, and why, and whether each
+    file changed. Grades are reproducible: each file's arguments derive from a grading secret
+    and its code; without --secret (or $KATA_SECRET) one is made and kept in OUT/.secret, so a
+    regrade into OUT repeats every unchanged file's grade. Exit status 0 once the gradebook is
+    written, 2 for a bad argument. A course file (docs/grading.md):
 
     \b
         title = "Lab 4: the training loop"
@@ -54,7 +58,7 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
     from checker.instructing import grade_class
 
     grade_class(directory, out_dir, course_path=course_path, workers=workers, timeout=timeout, only=only,
-                force=force, lang=current_lang(lang), track=track)
+                force=force, lang=current_lang(lang), track=track, secret=secret)
 
 
 @click.command("new", short_help="Scaffold a new mutant and its kata; --check says what a draft lacks.")
