@@ -20,14 +20,14 @@ Three concerns, kept apart:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
-from checker.i18n import Message
 from checker.events import Event, FileError, Isolation, Measured, Raised, Start, Tampered
+from checker.i18n import Message
 from checker.sandbox import Job, Limits, Outcome, run_jobs
 from checker.tracks import hidden_paths, submission_folders
 from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS

@@ -19,8 +19,8 @@ import click
 from checker.events import Kind
 from checker.sandbox import Job, Limits, Reporter, run_jobs
 from checker.tracks import hidden_paths, submission_folders
-from checker.zygote import Task
 from checker.usage import UsageProblem, read_loop_file
+from checker.zygote import Task
 
 LOAD_TIMEOUT = 20.0
 

@@ -19,8 +19,8 @@ import faulthandler
 import hmac
 import json
 import os
-import resource
 import pickle
+import resource
 import select
 import selectors
 import signal

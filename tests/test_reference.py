@@ -234,7 +234,8 @@ def test_no_reference_answer_is_never_a_pass(tmp_path):
     from checker.tracks import get_track
 
     dying = tmp_path / "loop.py"  # a reference whose make_data ends its process
-    dying.write_text(REFERENCE.replace("def make_data(seed=0):\n", "def make_data(seed=0):\n    import os\n    os._exit(3)\n", 1))
+    ending = "def make_data(seed=0):\n    import os\n    os._exit(3)\n"
+    dying.write_text(REFERENCE.replace("def make_data(seed=0):\n", ending, 1))
     track = get_track("moons")
     lab = Lab(track=dataclasses.replace(track, root=tmp_path, reference_path="loop.py"))
     report = grade_one(REFERENCE, "loop.py", lab, check_ids=["reference.make_data", "reference.make_model"])
