@@ -330,4 +330,4 @@ def test_a_reused_descriptor_number_is_not_closed_under_a_later_child():
     outcomes = run_jobs([Job(a, limits, "a"), Job(d, limits, "d"), Job(c, limits, "c")], workers=2)
     c_outcome = outcomes[2]
     assert c_outcome.timed_out_step is None and c_outcome.finished
-    assert [str(e.kind) for e in c_outcome.events] == ["start", "measured", "done"]
+    assert [str(e.kind) for e in c_outcome.events if str(e.kind) != "isolation"] == ["start", "measured", "done"]
