@@ -11,14 +11,22 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
-from checker.usage import UsageProblem, prepared_lab
+from checker.author.authoring import catalogue_markdown
+from checker.base.errors import UsageProblem
+from checker.base.files import atomic_write
+from checker.base.term import console, echo
+from checker.catalogue.katas import KataFileError
+from checker.catalogue.mutants import MutantError, MutantFileError, apply, load_mutants, reference_source, resolve_dir
+from checker.catalogue.proofs import record_proofs
+from checker.checks import REGISTRY, ordered_ids
+from checker.mutation.report import render_terminal, write_html, write_json
+from checker.mutation.verify import VerifyProblem, run_verify, unified_diff
+from checker.setting.lab import prepared_lab
+from checker.setting.tracks import get_track
 
 
 def load(mutants_dir: str | None):
     """Every mutant in ``mutants_dir`` (None: $KATA_MUTANTS_DIR, else the shipped ones), by id."""
-    from checker.mutation import MutantFileError, load_mutants
 
     try:
         return load_mutants(mutants_dir)
@@ -36,7 +44,6 @@ def one(mutants_dir: str | None, mutant_id: str):
 
 def mutated_source(mutant, track=None) -> str:
     """The track's reference (default: moons) with ``mutant`` applied."""
-    from checker.mutation import MutantError, apply, reference_source
 
     try:
         return apply(mutant, reference_source(track))
@@ -49,7 +56,7 @@ def print_catalogue(mutants, *, as_json: bool) -> None:
     if as_json:
         import json
 
-        click.echo(
+        echo(
             json.dumps(
                 [
                     {
@@ -71,7 +78,6 @@ def print_catalogue(mutants, *, as_json: bool) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from checker.term import console
 
     table = Table(box=None, pad_edge=False, show_edge=False)
     for col in ("id", "operator", "in", "killed by", "title"):
@@ -93,9 +99,6 @@ def print_mutant(mutant, track=None) -> None:
     """`kata mutants show`: what the mutant is, then its unified diff against the reference."""
     from rich.markup import escape
 
-    from checker.mutation import reference_source
-    from checker.mutation.verify import unified_diff
-    from checker.term import console
 
     out = console()
     out.print(f"[bold]{escape(mutant.id)}[/]: {escape(mutant.title)}")
@@ -106,7 +109,6 @@ def print_mutant(mutant, track=None) -> None:
     if mutant.equivalent:
         out.print(f"[yellow]declared equivalent:[/] {escape(mutant.equivalent)}")
     styles = {"+": "green", "-": "red", "@": "cyan"}
-    from checker.tracks import get_track
 
     path = (track or get_track()).reference_path
     for line in unified_diff(reference_source(track), mutated_source(mutant, track), mutant.id, path):
@@ -128,14 +130,13 @@ def export(mutant, dest: str, *, force: bool, track=None) -> None:
         path.write_text(source, encoding="utf-8")
     except OSError as exc:
         raise UsageProblem(f"cannot write {path} ({exc.strerror})") from None
-    click.echo(f"wrote {path}")
+    echo(f"wrote {path}")
 
 
 class StderrProgress:
     """Progress on stderr: a live bar on a terminal, one line per finished loop otherwise."""
 
     def __init__(self, total: int, quiet: bool, count: int | None = None):
-        from checker.term import console
 
         self.quiet = quiet
         self.count, self.finished = count, 0
@@ -179,11 +180,6 @@ class StderrProgress:
 def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | None, html_path: str | None,
            seeds: int, quiet: bool, lang: str, track=None) -> int:
     """`kata mutants verify`: the kill matrix printed, the proofs recorded, the reports written; the exit code."""
-    from checker.mutation import MutantFileError
-    from checker.mutation.report import render_terminal, write_html, write_json
-    from checker.mutation.verify import VerifyProblem, run_verify
-    from checker.term import console
-
     mutants = load(mutants_dir)
     unknown = [i for i in only if i not in mutants]
     if unknown:
@@ -191,8 +187,6 @@ def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | N
     for path in (json_path, html_path):
         if path and not Path(path).resolve().parent.is_dir():
             raise UsageProblem(f"{path}: the folder {Path(path).parent} does not exist")
-    from checker.checks import ordered_ids
-    from checker.mutation import reference_source
 
     lab = prepared_lab("cpu", track)
     total = (len(only or mutants) + seeds) * len(ordered_ids(None, track=lab.track))
@@ -226,10 +220,6 @@ def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | N
 
 def record(mutants_dir: str | None, result) -> None:
     """Keep verify's verdicts as proofs (what `kata list` reads to tell drafts), when the reference passes."""
-    from checker.catalogue import record_proofs
-    from checker.mutation import resolve_dir
-    from checker.term import console
-
     if not result.reference.passed:
         return
     path = record_proofs(resolve_dir(mutants_dir), result.results, result.reference_source)
@@ -239,17 +229,12 @@ def record(mutants_dir: str | None, result) -> None:
 
 def write_doc(katas_dir: Path | None, mutants_dir: str | None, out_path: Path | None, track=None) -> None:
     """`kata mutants doc`: the catalogue page, printed, or written to ``out_path``."""
-    from checker.authoring import catalogue_markdown
-    from checker.catalogue import atomic_write
-    from checker.katas import KataFileError
-    from checker.mutation import MutantFileError
-
     try:
         text = catalogue_markdown(katas_dir, mutants_dir, track)
     except (KataFileError, MutantFileError) as exc:
         raise UsageProblem(str(exc)) from None
     if out_path is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     if not out_path.resolve().parent.is_dir():
         raise UsageProblem(f"{out_path}: the folder {out_path.parent} does not exist")
@@ -257,16 +242,14 @@ def write_doc(katas_dir: Path | None, mutants_dir: str | None, out_path: Path | 
         atomic_write(out_path, text)
     except OSError as exc:
         raise UsageProblem(f"cannot write {out_path} ({exc.strerror})") from None
-    click.echo(f"wrote {out_path}")
+    echo(f"wrote {out_path}")
 
 
 def generate(*, functions: tuple[str, ...], operators: tuple[str, ...], limit: int | None, dry_run: bool,
              json_path: str | None, quiet: bool, no_cache: bool, track=None) -> int | None:
     """`kata mutants generate`: the generated mutants graded and the gaps printed, the exit code; or with
     ``dry_run`` only listed (None: nothing was graded)."""
-    from checker.mutation import reference_source
     from checker.mutation.generate import GenerateProblem, generate_mutants, render_generated, run_generated
-    from checker.term import console
 
     try:
         generated = generate_mutants(functions=functions or None, operators=operators or None, track=track)
@@ -280,7 +263,6 @@ def generate(*, functions: tuple[str, ...], operators: tuple[str, ...], limit: i
             out.print(f"{g.mutant.id}  [dim]{g.summary}[/]")
         out.print(f"[dim]{len(generated)} generated mutants[/]")
         return None
-    from checker.checks import REGISTRY
     from checker.mutation.generate import VerdictCache
 
     cache = None if no_cache else VerdictCache()

@@ -15,6 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from checker.base.files import atomic_write
+from checker.catalogue.katas import KataFileError, load_katas, parse_kata
+from checker.catalogue.mutants import load_mutants, resolve_dir
+from checker.catalogue.proofs import drafts_of
+from checker.checks import REGISTRY
+from checker.setting.tracks import all_tracks, get_track
+
 TODO = "TODO"
 STEP = 10
 """Katas are numbered 010, 020, ...; a new one takes the next multiple of ten after the last."""
@@ -30,7 +37,7 @@ def _toml_string(value: str) -> str:
 
 
 def _operators_comment() -> str:
-    from checker.mutation.operators import OPERATORS, describe, operator_params
+    from checker.catalogue.operators import OPERATORS, describe, operator_params
 
     width = max(map(len, OPERATORS))
     lines = []
@@ -178,9 +185,7 @@ def scaffold(
 
     ``slug`` names the kata and the learner's file after the symptom (default: the mutant's id); ``track``
     (default: moons) gives the reference the mutant is applied to."""
-    from checker.checks import REGISTRY
-    from checker.katas import KataFileError, parse_kata
-    from checker.mutation import (
+    from checker.catalogue.mutants import (
         ID_PATTERN,
         MutantError,
         MutantFileError,
@@ -188,7 +193,7 @@ def scaffold(
         parse_mutant,
         reference_source,
     )
-    from checker.mutation.operators import OPERATORS
+    from checker.catalogue.operators import OPERATORS
 
     if not ID_PATTERN.match(mutant_id):
         raise AuthoringError(f"{mutant_id!r} is not a valid id: use lowercase words joined by '-', "
@@ -286,10 +291,6 @@ def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None =
     out) and its mutants without one."""
     import jinja2
 
-    from checker.catalogue import drafts_of
-    from checker.katas import load_katas
-    from checker.mutation import load_mutants, resolve_dir
-    from checker.tracks import all_tracks, get_track
 
     track = track or get_track()
     every = load_katas(katas_dir, drafts=True, track=track.id)
@@ -337,7 +338,6 @@ def _count_word(n: int) -> str:
 def refresh_catalogue_doc(katas_dir: Path, mutants_dir: Path | None = None, track=None) -> Path | None:
     """Rewrite the track's catalogue page (moons: ``docs/katas.md`` beside ``katas_dir``; another track:
     ``docs/katas-<track>.md`` in the project) when it is out of date; the path if it changed."""
-    from checker.catalogue import atomic_write
 
     if track is None or track.id == "moons":
         doc = Path(katas_dir).resolve().parent / "docs" / "katas.md"

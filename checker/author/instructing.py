@@ -8,12 +8,39 @@ checker/cli/instructor.py holds the commands; each reads its arguments and calls
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import click
-
-from checker.i18n import Message
-from checker.usage import UsageProblem, prepared_lab
+from checker.author.authoring import AuthoringError, scaffold, write
+from checker.author.quotes import FlagParser, false_quotes
+from checker.base.errors import UsageProblem
+from checker.base.i18n import Message
+from checker.base.term import console
+from checker.catalogue.katas import KATAS_DIR_ENV, KataFileError, load_katas, resolve_katas_dir
+from checker.catalogue.mutants import (
+    ENV_DIR,
+    MutantError,
+    MutantFileError,
+    apply,
+    load_mutants,
+    reference_source,
+    resolve_dir,
+)
+from checker.catalogue.proofs import draft_reasons, load_proofs, record_proofs, symptom_problems
+from checker.checks import REGISTRY, ordered_ids
+from checker.grade.gradebook import (
+    Course,
+    CourseFileError,
+    existing_outputs,
+    find_submissions,
+    grade_folder,
+    load_course,
+    summarize,
+    write_gradebook,
+)
+from checker.mutation.verify import run_verify
+from checker.setting.lab import prepared_lab
+from checker.setting.tracks import TrackError, all_tracks, get_track, track_named
 
 # ---------------------------------------------------------------------------------------------
 # kata grade
@@ -40,7 +67,6 @@ UNCHANGED = Message(en="Since the previous grading: nothing changed.",
 
 def check_ids(only: tuple[str, ...], track=None) -> list[str]:
     """The checks --only names (all of the track's when none), in the battery's order; exit 2 for an unknown id."""
-    from checker.checks import ordered_ids
 
     try:
         return ordered_ids(list(only) or None, device="cpu", track=track)
@@ -52,12 +78,8 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
                 only: tuple[str, ...], force: bool, lang: str, track: str | None = None) -> None:
     """`kata grade`: every submission in ``directory`` graded against ``track`` (default: moons) into the
     gradebook in ``out_dir``, a summary printed; any bad argument is a UsageProblem (exit 2)."""
-    from checker.usage import track_named
 
     chosen = track_named(track)
-    from checker.checks import REGISTRY
-    from checker.gradebook import Course, CourseFileError, existing_outputs, find_submissions, grade_folder, load_course
-    from checker.gradebook import write_gradebook as write
 
     if not directory.exists():
         raise UsageProblem(f"{directory}: no such folder")
@@ -89,7 +111,6 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from checker.term import console
 
     started = time.monotonic()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -100,7 +121,7 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
             on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
         )
     try:
-        written = write(reports, course, out_dir, lang=lang)
+        written = write_gradebook(reports, course, out_dir, lang=lang)
     except OSError as exc:
         raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
     print_summary(reports, lang, time.monotonic() - started, out_dir)
@@ -113,8 +134,6 @@ def print_summary(reports, lang: str, seconds: float, out_dir: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from checker.gradebook import summarize
-    from checker.term import console
 
     out = console()
     summary = summarize(reports)
@@ -147,7 +166,6 @@ def print_changes(changes, lang: str, out_dir: Path) -> None:
     """What changed since the previous grading into the same folder (the first 20; all in changes.md)."""
     from rich.markup import escape
 
-    from checker.term import console
 
     out = console()
     if not changes:
@@ -182,15 +200,12 @@ def operator_args(pairs: tuple[str, ...]) -> dict[str, str]:
 def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, killed_by: tuple[str, ...],
                   operator: str, function: str, call: str | None, occurrence: int | None,
                   op_args: tuple[str, ...], number: int | None, mutants_dir: Path | None,
-                  katas_dir: Path | None, track=None) -> None:
+                  katas_dir: Path | None, track=None, ask: Callable[[str], str | None] | None = None) -> None:
     """`kata new ID`: write the mutant's and the kata's files (asking for the slug when not given) and say
-    what to do next. ``mutants_dir`` and ``katas_dir`` are the folders as given (None: the default ones)."""
+    what to do next. ``mutants_dir`` and ``katas_dir`` are the folders as given (None: the default ones);
+    ``ask(question)`` is the command line's prompt (None at the end of input)."""
     from rich.markup import escape
 
-    from checker.authoring import AuthoringError, scaffold, write
-    from checker.katas import resolve_katas_dir
-    from checker.mutation import resolve_dir
-    from checker.term import console
 
     mdir = resolve_dir(mutants_dir, track)
     kdir = resolve_katas_dir(katas_dir, track)
@@ -201,9 +216,8 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
     if not killed_by:
         raise UsageProblem("--killed-by is required: a check that must catch the mutant (see `kata checks`)")
     if slug is None:
-        try:
-            slug = click.prompt(SLUG_PROMPT, err=True).strip()
-        except click.Abort:
+        slug = ask(SLUG_PROMPT) if ask is not None else None
+        if slug is None:
             raise UsageProblem("the kata needs a slug naming the symptom: give --slug (e.g. --slug "
                                "lr-drops-too-soon)") from None
     if slug == mutant_id:
@@ -257,16 +271,12 @@ CHECK_TEXTS = {
 }
 
 
-def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lang: str = "en", track=None) -> int:
+def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lang: str = "en", track=None, *,
+                parse_flags: FlagParser) -> int:
     """`kata new --check NAME`: every missing or failing piece of a kata (or a lone mutant); the exit code.
-    None for a folder: the default one."""
+    None for a folder: the default one. ``parse_flags`` reads a kata's [try] flags as `kata run` does."""
     from rich.markup import escape
 
-    from checker.catalogue import draft_reasons, false_quotes, load_proofs, record_proofs, symptom_problems
-    from checker.katas import KataFileError, load_katas, resolve_katas_dir
-    from checker.mutation import MutantError, MutantFileError, apply, load_mutants, reference_source, resolve_dir
-    from checker.term import console
-    from checker.tracks import get_track
 
     if track is None and katas_dir is None and mutants_dir is None:  # the track whose kata or mutant this is
         track = _track_holding(name)
@@ -314,10 +324,11 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
         return 0 if mutant is not None and not problems else 1
     reasons = draft_reasons(kata, mutants, load_proofs(mutants_dir), reference, lang)
     if mutant is not None and not symptom_problems(kata):  # the claim is complete: are its numbers true?
-        reasons += false_quotes(kata, apply(mutant, reference), reference, prepared_lab("cpu", track), lang)
+        reasons += false_quotes(kata, apply(mutant, reference), reference, prepared_lab("cpu", track), lang,
+                                parse_flags=parse_flags)
     if not reasons:
         out.print(f"[green]✓ {escape(say('ready', slug=kata.slug))}[/]")
-        from checker.authoring import refresh_catalogue_doc
+        from checker.author.authoring import refresh_catalogue_doc
 
         doc = refresh_catalogue_doc(katas_dir, mutants_dir, track)
         if doc is not None:
@@ -333,9 +344,6 @@ def _track_holding(name: str):
     """The track with a kata (slug) or a mutant (id) called ``name``, if exactly one has; else None."""
     import os
 
-    from checker.katas import KATAS_DIR_ENV, KataFileError, load_katas
-    from checker.mutation import ENV_DIR
-    from checker.tracks import TrackError, all_tracks
 
     if os.environ.get(KATAS_DIR_ENV) or os.environ.get(ENV_DIR):
         return None
@@ -350,8 +358,5 @@ def _track_holding(name: str):
 
 def verify_one(mutant, track=None):
     """The mutant and the reference through the checks the mutant declares (all that a proof needs)."""
-    from checker.checks import REGISTRY
-    from checker.mutation.verify import run_verify
-
     declared = [c for c in mutant.killed_by if c in REGISTRY]
     return run_verify(mutants=[mutant], seeds=1, lab=prepared_lab("cpu", track), check_ids=declared or None)

@@ -7,13 +7,17 @@ import math
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 
 
 def console(stderr: bool = False) -> Console:
+    from rich.console import Console  # heavy (70 ms): only a command that prints pays it
+
     stream = sys.stderr if stderr else sys.stdout
     plain = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
     return Console(
@@ -74,3 +78,10 @@ def strict(value):
 def dumps(value, **kwargs) -> str:
     """Strict JSON (no NaN), as kata prints and writes it."""
     return json.dumps(strict(value), allow_nan=False, default=str, **kwargs)
+
+
+def echo(text: str = "", *, nl: bool = True, err: bool = False) -> None:
+    """Print ``text`` (JSON, a report) to stdout or stderr and flush it, as ``click.echo`` does for text."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + ("\n" if nl else ""))
+    stream.flush()

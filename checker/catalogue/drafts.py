@@ -1,6 +1,6 @@
 """`--drafts` on `kata list` and `kata next`: the flag form of ``KATA_DRAFTS=1``.
 
-Draft katas (texts incomplete, mutant not proven killed: the rules are in checker/catalogue.py) are
+Draft katas (texts incomplete, mutant not proven killed: the rules are in checker/catalogue/proofs.py) are
 hidden from learners. An author who wants to try one as a learner passes --drafts: the drafts are shown
 for that one command, exactly as with ``KATA_DRAFTS=1`` (the catalogue reads that variable whenever it
 loads), and the environment is left as it was afterwards.
@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from checker.catalogue import DRAFTS_ENV
+from checker.catalogue.proofs import DRAFTS_ENV
 
 
 @contextmanager

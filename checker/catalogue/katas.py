@@ -28,7 +28,7 @@ the kata and its starter file ``<slug>.py``)::
 
 A *practice* kata has no mutant and no broken loop: it asks the learner to predict what a run of
 the lesson's loop will measure, in an answers file ``<slug>.toml``, and `kata check` compares the
-answers with figures it measures (checker/practice.py)::
+answers with figures it measures (checker/learn/practice.py)::
 
     [practice]
     exercise = "trace"                      # which measurement and questions (practice.EXERCISES)
@@ -44,15 +44,20 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.i18n import Message
+from checker.base.i18n import Message
+from checker.base.paths import KATAS_DIR
+from checker.base.toml import MESSAGE, MESSAGES, STRINGS, TABLE, TEXT, Field
+from checker.catalogue.mutants import mutant_source
+from checker.catalogue.mutants import reference_source as of_track
+from checker.catalogue.proofs import without_drafts
+from checker.setting.tracks import TrackError, all_tracks, get_track
 
 KATAS_DIR_ENV = "KATA_KATAS_DIR"
 """Environment variable naming another catalogue folder (tests, an instructor's own katas)."""
 
 FILE_PATTERN = re.compile(r"^(?P<number>\d{3})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.toml$")
 def _kata_fields():
-    """The fields of a kata file, typed (``checker.catalogue.Field``): the loader mutants use too."""
-    from checker.catalogue import MESSAGE, MESSAGES, STRINGS, TABLE, TEXT, Field
+    """The fields of a kata file, typed (``checker.base.toml.Field``): the loader mutants use too."""
 
     return (
         Field("mutant", TEXT, False, "the id of a mutant, a file mutants/<id>.toml; none for a practice kata"),
@@ -109,8 +114,7 @@ class Kata:
 
     @property
     def setting(self):
-        """The ``checker.tracks.Track`` this kata belongs to."""
-        from checker.tracks import get_track
+        """The ``checker.setting.tracks.Track`` this kata belongs to."""
 
         return get_track(self.track)
 
@@ -122,7 +126,7 @@ class Kata:
 
 @dataclass(frozen=True)
 class Practice:
-    """What a practice kata asks: an exercise of checker/practice.py and the commands that measure it."""
+    """What a practice kata asks: an exercise of checker/learn/practice.py and the commands that measure it."""
 
     exercise: str
     runs: tuple[tuple[str, ...], ...]
@@ -130,7 +134,7 @@ class Practice:
 
 def resolve_katas_dir(explicit: str | Path | None = None, track=None) -> Path:
     """The catalogue folder: ``explicit``, else ``$KATA_KATAS_DIR``, else ``track``'s katas folder, else the
-    packaged ``katas/`` (the moons track's); the twin of ``checker.mutation.resolve_dir``."""
+    packaged ``katas/`` (the moons track's); the twin of ``checker.catalogue.mutants.resolve_dir``."""
     if explicit is not None:
         return Path(explicit)
     env = os.environ.get(KATAS_DIR_ENV)
@@ -138,7 +142,6 @@ def resolve_katas_dir(explicit: str | Path | None = None, track=None) -> Path:
         return Path(env)
     if track is not None:
         return track.katas_dir
-    from checker.paths import KATAS_DIR
 
     return KATAS_DIR
 
@@ -151,7 +154,7 @@ def parse_kata(path: Path, track: str = "moons") -> Kata:
             f"{path}: a kata file is named NNN-slug.toml (three digits, a dash, lowercase words joined "
             f"by dashes), e.g. 010-zero-grad.toml"
         )
-    from checker.catalogue import (
+    from checker.base.toml import (
         read_toml,  # the loader kata and mutant files share (issue 12)
         refuse_unknown,
         take,
@@ -189,6 +192,11 @@ def parse_kata(path: Path, track: str = "moons") -> Kata:
     )
 
 
+EXERCISES = ("trace", "batch-sizes", "seed-sources")
+"""The practice exercises a kata may name: each is measured and asked by ``checker.learn.practice.EXERCISES``
+(one entry per name, in this order; tests/test_layers.py holds the two to the same names)."""
+
+
 def _practice(value: object, where: str) -> Practice | None:
     if value is None:
         return None
@@ -198,8 +206,6 @@ def _practice(value: object, where: str) -> Practice | None:
     if extra:
         raise KataFileError(f"{where}: [practice] unknown key(s) {', '.join(extra)} (only 'exercise', 'runs')")
     exercise = value.get("exercise")
-    from checker.practice import EXERCISES
-
     if exercise not in EXERCISES:
         raise KataFileError(f"{where}: [practice] exercise must be one of {', '.join(EXERCISES)}")
     runs = value.get("runs")
@@ -212,7 +218,6 @@ def _practice(value: object, where: str) -> Practice | None:
 def _folders(katas_dir: str | Path | None, track: str | None) -> list[tuple[str, Path]]:
     """(track id, katas folder) pairs to read: an explicit folder or ``$KATA_KATAS_DIR`` (of ``track``, default
     moons), else every track's folder (or only ``track``'s), in the tracks' order."""
-    from checker.tracks import TrackError, all_tracks, get_track
 
     if katas_dir is not None or os.environ.get(KATAS_DIR_ENV):
         return [(track or "moons", resolve_katas_dir(katas_dir))]
@@ -226,7 +231,7 @@ def _folders(katas_dir: str | Path | None, track: str | None) -> list[tuple[str,
 def load_katas(katas_dir: str | Path | None = None, *, drafts: bool = False, track: str | None = None) -> list[Kata]:
     """Every kata of the catalogue, in order (by track, then number); a malformed file raises KataFileError.
 
-    ``track`` keeps one track's katas. Drafts (katas not ready for learners, see ``checker.catalogue``) are
+    ``track`` keeps one track's katas. Drafts (katas not ready for learners, see ``checker.catalogue.proofs``) are
     left out unless ``drafts`` or ``KATA_DRAFTS=1`` asks for them."""
     katas: list[Kata] = []
     for track_id, folder in _folders(katas_dir, track):
@@ -245,10 +250,9 @@ def load_katas(katas_dir: str | Path | None = None, *, drafts: bool = False, tra
         seen[kata.slug] = kata.path
         numbers[kata.track, kata.number] = kata.path
     ordered = katas
-    # --- drafts (issue 12; the rules live in checker/catalogue.py) ---
+    # --- drafts (issue 12; the rules live in checker/catalogue/proofs.py) ---
     if drafts:
         return ordered
-    from checker.catalogue import without_drafts
 
     return without_drafts(ordered)
 
@@ -280,7 +284,6 @@ ES: Una línea de este bucle de entrenamiento está mal. Mira el síntoma con `k
 
 def mutant_text(kata: Kata) -> str:
     """The reference with the kata's mutant applied, comments and all (what `kata solution` compares)."""
-    from checker.mutation import mutant_source
 
     return mutant_source(kata.mutant, track=kata.setting)
 
@@ -328,6 +331,5 @@ def _is_docstring(stmt) -> bool:
 
 def reference_source(track=None) -> str:
     """The reference loop of ``track`` (default: moons), as text."""
-    from checker.mutation import reference_source as of_track
 
     return of_track(track)

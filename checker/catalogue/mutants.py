@@ -2,7 +2,7 @@
 
 Public API:
 - ``load_mutants(mutants_dir=None) -> dict[id, Mutant]``: every mutant file, read into typed
-  dataclasses by ``checker.catalogue``'s loader; a bad file raises ``MutantFileError`` naming the
+  dataclasses by ``checker.catalogue.proofs``'s loader; a bad file raises ``MutantFileError`` naming the
   file and the field;
 - ``apply(mutant, reference_source) -> str``: the reference with the mutant's steps applied, comments
   and layout kept; a target that matches no place or several raises ``MutantError`` naming both;
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.catalogue import (
+from checker.base.toml import (
     BOOL,
     POSITIVE_INT,
     STRINGS,
@@ -31,6 +31,7 @@ from checker.catalogue import (
     refuse_unknown,
     take,
 )
+from checker.setting.tracks import get_track
 
 ENV_DIR = "KATA_MUTANTS_DIR"
 ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -107,14 +108,12 @@ def resolve_dir(override: str | os.PathLike | None = None, track=None) -> Path:
         return Path(override)
     if os.environ.get(ENV_DIR):
         return Path(os.environ[ENV_DIR])
-    from checker.tracks import get_track
 
     return (track or get_track()).mutants_dir
 
 
 def reference_source(track=None) -> str:
-    """The reference loop of ``track`` (a ``checker.tracks.Track``; default: moons), as text."""
-    from checker.tracks import get_track
+    """The reference loop of ``track`` (a ``checker.setting.tracks.Track``; default: moons), as text."""
 
     return (track or get_track()).reference.read_text(encoding="utf-8")
 
@@ -149,7 +148,7 @@ def _step(data: dict, where: str, *, check_operator: bool = True) -> Step:
     if not check_operator:  # reading for `kata list` (no libcst): apply() and verify check the rest
         return Step(operator, values["function"], values["target"], args, bool(values["every"]),
                     values["call"], values["occurrence"])
-    from checker.mutation.operators import OPERATORS, operator_params
+    from checker.catalogue.operators import OPERATORS, operator_params
 
     if operator not in OPERATORS:
         raise MutantFileError(
@@ -222,7 +221,7 @@ def parse_mutant(text: str, path: Path) -> Mutant:
 def load_mutants(mutants_dir: str | os.PathLike | None = None, *, check_operators: bool = True) -> dict[str, Mutant]:
     """Every ``*.toml`` mutant in the folder (see ``resolve_dir``), by id, sorted by id.
 
-    Each file is parsed once per process while it is unchanged (``checker.catalogue.read_toml``).
+    Each file is parsed once per process while it is unchanged (``checker.base.toml.read_toml``).
     ``check_operators=False`` skips checking operator names and arguments, so libcst is not imported
     (``kata list`` telling drafts apart; a mutant that cannot apply is never proven anyway).
     """
@@ -243,7 +242,7 @@ def apply(mutant: Mutant, reference_source: str) -> str:
     """The reference with every step of ``mutant`` applied; MutantError names the mutant and target."""
     import libcst as cst
 
-    from checker.mutation.operators import OperatorError, TargetError, apply_step
+    from checker.catalogue.operators import OperatorError, TargetError, apply_step
 
     try:
         module = cst.parse_module(reference_source)

@@ -1,11 +1,7 @@
-"""The catalogue as typed data: one loader for kata and mutant files, drafts, and proofs of kills.
+"""Proofs of kills and drafts: whether a kata is ready for learners.
 
-- ``read_toml(path, error)``: a TOML file as a dict, read once per process while it is unchanged
-  (keyed by path, size and modification time), any problem raised as ``error`` naming the file;
-- ``Field`` / ``take(data, fields, where, error)``: the fields of a table converted to typed values
-  (non-empty text, English/Spanish messages, lists of strings, booleans, positive integers), with a
-  message naming the file and the field for anything missing, mistyped or unknown. Both
-  ``checker.mutation.parse_mutant`` and ``checker.katas.parse_kata`` read through these;
+(Kata and mutant files are read through ``checker.base.toml``.)
+
 - proofs: ``kata mutants verify`` (and ``kata new --check``) record, per mutant, whether the checks it
   declares kill it, keyed by the mutant's definition, the reference's text and the checker's version,
   in ``<mutants folder>/proofs.json`` (committed for the shipped catalogue, so it is proven out of the
@@ -14,7 +10,7 @@
   placeholder text, no ``[symptom]``, a quoted number missing from a story, a mutant that is not proven
   killed). A kata with reasons is a *draft*: ``kata list`` and ``kata next`` hide it unless
   ``KATA_DRAFTS=1``; ``kata new --check`` prints the reasons;
-- ``false_quotes(kata, ...)``: the numbers a ``[symptom]`` quotes, trained as ``kata run`` trains them
+- the numbers a ``[symptom]`` quotes are trained and compared by ``checker.author.quotes.false_quotes``
   (``kata new --check`` only: it runs loops, so ``kata list`` does not).
 """
 
@@ -24,16 +20,16 @@ import hashlib
 import json
 import os
 import re
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from checker import __version__
+from checker.base.files import atomic_write
+from checker.base.i18n import Message
+from checker.catalogue.mutants import MutantFileError, load_mutants, reference_source, resolve_dir
+from checker.setting.tracks import get_track
 
 DRAFTS_ENV = "KATA_DRAFTS"
 """Set to 1 to list and open draft katas too (an author trying a kata before it is proven)."""
@@ -46,140 +42,10 @@ SYMPTOM_KINDS = (
 """The kinds of claim a kata's [symptom] table can make (described in tests/test_kata_stories.py)."""
 
 
-# --------------------------------------------------------------------------- reading TOML, typed
-
-_CACHE: dict[tuple[str, int, int], dict] = {}
-
-
-def read_toml(path: Path, error: type[Exception]) -> dict:
-    """The file's TOML as a dict (a fresh copy); ``error`` names the file when it cannot be read."""
-    try:
-        st = path.stat()
-        key = (str(path), st.st_size, st.st_mtime_ns)
-        if key not in _CACHE:
-            _CACHE[key] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise error(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path}: not valid TOML: {exc}") from None
-    return json.loads(json.dumps(_CACHE[key]))
-
-
-def loads_toml(text: str, path: Path, error: type[Exception]) -> dict:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path}: not valid TOML: {exc}") from None
-
-
-TEXT, BOOL, STRINGS, POSITIVE_INT, MESSAGE, MESSAGES, TABLE, NUMBER, FRACTION, INTS = (
-    "text", "bool", "strings", "positive int", "message", "messages", "table", "positive number", "fraction",
-    "positive ints")
-
-
-@dataclass(frozen=True)
-class Field:
-    """One field of a catalogue file: its name, kind, whether it is required, and what it means."""
-
-    name: str
-    kind: str
-    required: bool = True
-    doc: str = ""
-
-
-def _convert(value: Any, f: Field, where: str, error: type[Exception]) -> Any:
-    from checker.i18n import LANGS, Message
-
-    def bad(expected: str) -> Exception:
-        return error(f"{where}: field `{f.name}` must be {expected}, got {value!r}")
-
-    if f.kind == TEXT:
-        if not isinstance(value, str) or not value.strip():
-            raise bad("a non-empty string")
-        return value.strip()
-    if f.kind == BOOL:
-        if not isinstance(value, bool):
-            raise bad("true or false")
-        return value
-    if f.kind == POSITIVE_INT:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise bad("a whole number from 1")
-        return value
-    if f.kind in (NUMBER, FRACTION):
-        if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
-            raise bad("a number above 0")
-        if f.kind == FRACTION and not value < 1:
-            raise bad("a number between 0 and 1")
-        return float(value)
-    if f.kind == INTS:
-        if (not isinstance(value, list) or not value
-                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value)):
-            raise bad("a non-empty list of whole numbers from 1")
-        return tuple(value)
-    if f.kind == STRINGS:
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-            raise bad("a non-empty list of strings")
-        return tuple(v.strip() for v in value)
-    if f.kind == TABLE:
-        if not isinstance(value, dict):
-            raise bad("a table")
-        return value
-    if f.kind in (MESSAGE, MESSAGES):
-        items = value if f.kind == MESSAGES else [value]
-        if f.kind == MESSAGES and (not isinstance(value, list) or not value):
-            raise bad("a non-empty array of tables, each with 'en' and 'es' strings")
-        out = []
-        for i, item in enumerate(items, start=1):
-            at = f"`{f.name}` #{i}" if f.kind == MESSAGES else f"`{f.name}`"
-            if not isinstance(item, dict):
-                raise error(f"{where}: field {at} must be a table with 'en' and 'es' strings")
-            for lang in LANGS:
-                if not isinstance(item.get(lang), str) or not item[lang].strip():
-                    raise error(f"{where}: field {at}: '{lang}' must be a non-empty string")
-            extra = sorted(set(item) - set(LANGS))
-            if extra:
-                raise error(f"{where}: field {at}: unknown key(s) {', '.join(extra)} (only 'en' and 'es')")
-            out.append(Message(en=item["en"].strip(), es=item["es"].strip()))
-        return tuple(out) if f.kind == MESSAGES else out[0]
-    raise ValueError(f"unknown field kind {f.kind!r}")
-
-
-def take(
-    data: Mapping[str, Any],
-    fields: Iterable[Field],
-    where: str,
-    error: type[Exception],
-    *,
-    missing_hint: Callable[[Field], str] | None = None,
-) -> dict[str, Any]:
-    """The values of ``fields`` in ``data``, converted (absent optional fields are None)."""
-    out: dict[str, Any] = {}
-    for f in fields:
-        if f.name not in data or data[f.name] is None:
-            if f.required:
-                hint = missing_hint(f) if missing_hint else (f" ({f.doc})" if f.doc else "")
-                raise error(f"{where}: missing field `{f.name}`{hint}")
-            out[f.name] = None
-            continue
-        out[f.name] = _convert(data[f.name], f, where, error)
-    return out
-
-
-def refuse_unknown(data: Mapping[str, Any], known: Iterable[str], where: str, error: type[Exception]) -> None:
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise error(f"{where}: unknown field(s) {', '.join(f'`{u}`' for u in unknown)} "
-                    f"(known: {', '.join(sorted(known))})")
-
-
 # --------------------------------------------------------------------------- proofs
 
 
 def checker_version() -> str:
-    from checker import __version__
-
     return __version__
 
 
@@ -238,21 +104,6 @@ def record_proofs(mutants_dir: Path, results: Iterable[Any], reference: str) -> 
     return path
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path`` (never partial)."""
-    import tempfile
-
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 # --------------------------------------------------------------------------- drafts
 
 
@@ -260,9 +111,7 @@ def drafts_wanted() -> bool:
     return os.environ.get(DRAFTS_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def _m(en: str, es: str):
-    from checker.i18n import Message
-
+def _m(en: str, es: str) -> Message:
     return Message(en=en, es=es)
 
 
@@ -372,9 +221,6 @@ def draft_reasons(kata, mutants: Mapping[str, Any], proofs: Mapping[str, Proof],
 
 def drafts_of(katas: Iterable[Any], mutants_dir: Path | None = None) -> dict[str, list[str]]:
     """slug -> reasons, for every kata that is a draft (each track's mutants and proofs read once)."""
-    from checker.mutation import MutantFileError, load_mutants, reference_source, resolve_dir
-    from checker.tracks import get_track
-
     by_track: dict[str, list[Any]] = {}
     for kata in katas:
         by_track.setdefault(getattr(kata, "track", "moons"), []).append(kata)
@@ -402,78 +248,3 @@ def without_drafts(katas: list[Any]) -> list[Any]:
         return katas
     drafts = drafts_of(katas)
     return [k for k in katas if k.slug not in drafts]
-
-
-# --------------------------------------------------------------------------- the story's numbers, measured
-
-REASONS.update({
-    "try_flags": _m("[try] args {args} are not `kata run` flags ({error})",
-                    "[try] args {args} no son opciones de `kata run` ({error})"),
-    "quote_run": _m("[symptom] quote {quote}: the run must be mutant, reference, mutant+other or reference+other",
-                    "[symptom] quote {quote}: la ejecución debe ser mutant, reference, mutant+other o "
-                    "reference+other"),
-    "quote_false": _m("the story quotes {text} for the {run}'s {column} at epoch {epoch}, but `kata run` prints "
-                      "{seen} there",
-                      "la historia cita {text} para {column} de {run} en la época {epoch}, pero `kata run` "
-                      "imprime {seen} ahí"),
-    "run_failed": _m("`kata run` could not train the {run}: {error}", "`kata run` no pudo entrenar {run}: {error}"),
-})
-
-
-def _settings(args: Sequence[str]):
-    from checker.cli.run import run_cmd
-    from checker.runs import RunSettings
-
-    return RunSettings.from_options(**run_cmd.make_context("run", ["loop.py", *args]).params)
-
-
-def _printed(value: Any, text: str) -> str:
-    """``value`` as `kata run` prints it, to as many decimals as ``text`` has."""
-    if not isinstance(value, int | float):
-        return str(value)
-    decimals = len(text.split(".")[1]) if "." in text else 0
-    return f"{value:.{decimals}f}"
-
-
-def false_quotes(kata, mutant_source: str, reference: str, lab, lang: str = "en") -> list[str]:
-    """Train what the [symptom] quotes name (the mutant and the reference, with the kata's [try] flags or
-    the claim's ``other`` flags), as `kata run` does, and say which quoted number it does not print."""
-    import click
-
-    from checker.runs import RunFailed, run_files
-
-    symptom = getattr(kata, "symptom", None) or {}
-    quotes = [q for q in symptom.get("quotes", []) if isinstance(q, list | tuple) and len(q) == 4]
-    if not quotes:
-        return []
-    flag_sets = {"": tuple(kata.try_args), "+other": tuple(symptom.get("other", ()))}
-    out, settings = [], {}
-    for suffix, args in flag_sets.items():
-        try:
-            settings[suffix] = _settings(args)
-        except click.ClickException as exc:
-            out.append(_say("try_flags", lang, args=list(args), error=exc.format_message()))
-    if out:
-        return out
-    histories: dict[str, list[dict]] = {}
-    wanted = sorted({str(q[0]) for q in quotes})
-    for run in wanted:
-        who, _, extra = run.partition("+")
-        if who not in ("mutant", "reference") or extra not in ("", "other"):
-            out.append(_say("quote_run", lang, quote=run))
-    if out:
-        return out
-    for suffix in sorted({("+" + r.partition("+")[2]) if "+" in r else "" for r in wanted}):
-        names = [r for r in ("mutant", "reference") if r + suffix in wanted]
-        sources = [(mutant_source if r == "mutant" else reference, f"{r}.py") for r in names]
-        try:
-            for name, result in zip(names, run_files(sources, settings[suffix], lab), strict=True):
-                histories[name + suffix] = result.history
-        except RunFailed as exc:
-            return [_say("run_failed", lang, run=" and ".join(names), error=exc.message)]
-    for run, epoch, column, text in quotes:
-        rows = [r for r in histories.get(str(run), []) if r.get("epoch") == epoch]
-        seen = _printed(rows[0].get(column), str(text)) if rows and column in rows[0] else "nothing"
-        if seen != str(text):
-            out.append(_say("quote_false", lang, text=text, run=run, column=column, epoch=epoch, seen=seen))
-    return out

@@ -4,10 +4,11 @@ and the report printed in the format asked for. The click command lives in ``che
 
 from __future__ import annotations
 
-import click
-
-from checker.i18n import Message
-from checker.usage import UsageProblem, prepared_lab, read_loop_file
+from checker.base.errors import UsageProblem
+from checker.base.i18n import Message
+from checker.base.term import echo
+from checker.loopfile.loading import read_loop_file
+from checker.setting.lab import prepared_lab
 
 FORMATS = ("text", "json", "gradescope", "junit")
 
@@ -17,10 +18,10 @@ def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ..
     """Grade one file on both cores; a bad file or an unknown check id is a UsageProblem.
 
     ``timeout`` caps the seconds any one check (and the file's import) may take; ``track`` (a
-    ``checker.tracks.Track``, default: moons) says which setting and reference the file is graded against.
+    ``checker.setting.tracks.Track``, default: moons) says which setting and reference the file is graded against.
     """
     from checker.checks import ordered_ids
-    from checker.usage import track_named
+    from checker.setting.tracks import track_named
 
     source, filename = read_loop_file(path)
     track = track or track_named(None)
@@ -32,8 +33,8 @@ def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ..
         raise UsageProblem(f"check(s) {', '.join(only)} do not apply to track {track.id!r} (see `kata checks "
                            f"--track {track.id}`)")
     lab = prepared_lab(device, track)
-    from checker.grading import grade_one
-    from checker.sandbox import Limits
+    from checker.grade.grading import grade_one
+    from checker.sandbox.jobs import Limits
 
     limits = Limits(step_timeout=timeout) if timeout else None
     return grade_one(source, filename, lab, check_ids=ids, lang=lang, limits=limits)
@@ -41,8 +42,9 @@ def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ..
 
 def ungradable_report(path: str):
     """A file that cannot be read or compiled, as a report (for the formats graders read), else None."""
-    from checker.grading import Report
-    from checker.loading import LoopFileError, compile_source, read_source
+    from checker.base.errors import LoopFileError
+    from checker.grade.grading import Report
+    from checker.loopfile.loading import compile_source, read_source
 
     try:
         source, filename = read_source(path)
@@ -53,15 +55,15 @@ def ungradable_report(path: str):
 
 
 def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
-    from checker import formats
-    from checker.term import console
+    from checker.base.term import console
+    from checker.grade import formats
 
     if fmt == "json":
-        click.echo(formats.render_json(report))
+        echo(formats.render_json(report))
     elif fmt == "gradescope":
-        click.echo(formats.render_gradescope(report, lang))
+        echo(formats.render_gradescope(report, lang))
     elif fmt == "junit":
-        click.echo(formats.render_junit(report, lang))
+        echo(formats.render_junit(report, lang))
     else:
         formats.render_text(report, console(), lang, verbose=verbose)
 
@@ -81,7 +83,7 @@ def track_hint(report, track, lang: str) -> str | None:
     """When the figures show the file belongs to another track (its data has that track's shapes), or it
     does not follow this track's protocol, one line saying which --track to use; else None."""
     from checker.checks.data import shapes
-    from checker.tracks import TrackError, all_tracks
+    from checker.setting.tracks import TrackError, all_tracks
 
     try:
         others = [t for t in all_tracks().values() if t.id != track.id]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-from checker.grading import PASS, Report
-from checker.i18n import Message
-from checker.term import dumps
+from checker import __version__
+from checker.base.i18n import Message
+from checker.base.term import dumps
+from checker.grade.grading import PASS, Report
 
 SUMMARY = Message(en="{passed}/{total} checks pass", es="{passed}/{total} comprobaciones correctas")
 ALL_PASS = Message(en="every check passes", es="todas las comprobaciones pasan")
@@ -26,7 +27,7 @@ HELD_TITLE = Message(
 
 
 def integrity(report: Report) -> list[str]:
-    """The integrity note's reasons (checker.integrity), [] when none."""
+    """The integrity note's reasons (checker.grade.integrity), [] when none."""
     return list(getattr(report, "integrity", None) or [])
 
 
@@ -116,7 +117,6 @@ def _check_output(res, lang: str) -> str:
 
 def gradescope_results(report: Report, lang: str = "en") -> dict:
     """The results.json object for one report; a file that cannot be graded scores 0 with the reason."""
-    from checker import __version__
 
     held = held_for_review(report)
     note = HELD.render(lang, reasons="; ".join(integrity(report))) if held else ""

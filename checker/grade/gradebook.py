@@ -2,7 +2,7 @@
 
 ``kata grade DIR -o OUT`` is this module plus a progress bar. A submission that cannot be read or
 compiled is recorded as ungradable (with the reason) without running anything; the rest are graded
-together by ``checker.grading.grade``, a submission per job, ``workers`` jobs at a time, so a
+together by ``checker.grade.grading.grade``, a submission per job, ``workers`` jobs at a time, so a
 submission that hangs or crashes costs its own time limit and nothing else.
 
 Outputs, computed first and written at the end, each file atomically (``write_gradebook``):
@@ -32,12 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.catalogue import TABLE, TEXT, Field, atomic_write, read_toml, refuse_unknown, take
-from checker.grading import PASS, Report, Submission, grade
-from checker.i18n import Message
-from checker.loading import LoopFileError, compile_source, read_source
-from checker.sandbox import Limits
-from checker.term import dumps
+from checker.base.errors import LoopFileError
+from checker.base.files import atomic_write
+from checker.base.i18n import Message
+from checker.base.term import dumps
+from checker.base.toml import TABLE, TEXT, Field, read_toml, refuse_unknown, take
+from checker.checks import ordered_ids
+from checker.grade.grading import PASS, Report, Submission, grade
+from checker.loopfile.loading import compile_source, read_source
+from checker.sandbox.jobs import Limits
 
 SUFFIXES = (".py", ".ipynb")
 OUTPUT_FILES = ("grades.csv", "results.json")
@@ -142,7 +145,6 @@ def load_course(path: Path, known: Sequence[str], track=None) -> Course:
         [read]                         # optional: what to read when a check fails
         "steps.fresh_grads" = "Lesson 4, section 4"
     """
-    from checker.checks import ordered_ids
 
     if not path.is_file():
         raise CourseFileError(f"{path}: no such course file")
@@ -220,8 +222,8 @@ def readings(lang: str, katas: Sequence[Any] | None = None,
     """Check id -> (kata slug, its [read] text): the first kata (in order) whose mutant that check kills."""
     if katas is None or mutants is None:
         try:
-            from checker.katas import load_katas
-            from checker.mutation import load_mutants
+            from checker.catalogue.katas import load_katas
+            from checker.catalogue.mutants import load_mutants
 
             katas, mutants = load_katas(), load_mutants()
         except ValueError:  # a broken catalogue only costs the suggestions

@@ -19,13 +19,15 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from checker.base.i18n import Message
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
-from checker.i18n import Message
-from checker.events import Event, FileError, Isolation, Measured, Raised, Tampered
-from checker.sandbox import Job, Limits, Outcome, run_jobs
-from checker.worker import LOAD_TIMEOUT as LOAD_SECONDS
-from checker.zygote import Task
+from checker.grade.integrity import review_reasons
+from checker.grade.worker import LOAD_TIMEOUT as LOAD_SECONDS
+from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised, Tampered
+from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
+from checker.sandbox.zygote import Task
+from checker.setting.draws import Draw
 
 
 class Status(str, Enum):
@@ -268,7 +270,7 @@ class _Grader:
     def plan(self, states: list[_State], references: list[_ReferenceRun], split: int) -> list[Job]:
         # the reference processes first: they fork before any learner file is loaded, and they never load one
         source = self.lab.track.reference.read_text(encoding="utf-8") if references else ""
-        jobs = [Job(Task("checker.worker:reference_target", (ref.ids, self.lab, ref.draw, source)), self.limits,
+        jobs = [Job(Task("checker.grade.worker:reference_target", (ref.ids, self.lab, ref.draw, source)), self.limits,
                     tag=("reference", ref)) for ref in references]
         for st in states:
             for group in split_checks(st.ids, split):
@@ -278,7 +280,7 @@ class _Grader:
     def _job(self, st: _State, group: list[str], limits: Limits) -> Job:
         draw = st.reference.draw if st.reference is not None else None
         st.running += 1
-        return Job(Task("checker.worker:check_target", (st.sub.source, st.sub.filename, group, self.lab, draw)),
+        return Job(Task("checker.grade.worker:check_target", (st.sub.source, st.sub.filename, group, self.lab, draw)),
                    limits, tag=(st, group))
 
     # -- events into results
@@ -429,7 +431,6 @@ def _one_crash_shown_once(checks: list[CheckResult], lang: str) -> None:
 
 
 def _integrity(sub: Submission, lang: str) -> list[str]:
-    from checker.integrity import review_reasons
 
     return review_reasons(sub.source, sub.filename, lang=lang)
 
@@ -452,7 +453,6 @@ def grade(
     ``draw`` fixes the differential checks' arguments (tests); by default they are drawn fresh here,
     once per run, unless a submission brings its own.
     """
-    from checker.draws import Draw
 
     device = getattr(lab, "device", "cpu")
     ids = ordered_ids(check_ids, device=device, track=lab.track)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from checker.i18n import Message
+from checker.base.i18n import Message
 
 REASONS = {
     "kata": Message(en="imports kata's own code ({name})", es="importa el código del propio kata ({name})"),

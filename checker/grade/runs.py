@@ -14,12 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import click
-
-from checker.events import Kind
-from checker.sandbox import Job, Limits, Reporter, run_jobs
-from checker.zygote import Task
-from checker.usage import UsageProblem, read_loop_file
+from checker.base.errors import Failure, UsageProblem
+from checker.loopfile.loading import read_loop_file
+from checker.sandbox.events import Kind
+from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
+from checker.sandbox.zygote import Task
 
 LOAD_TIMEOUT = 20.0
 
@@ -154,7 +153,7 @@ def _count_steps(loop) -> tuple[list[int | None], Callable[[], None]]:
 
 def measure_run(loop, settings: RunSettings, lab) -> dict[str, Any]:
     """One run of the lesson with ``loop``: its history, warnings and steps per epoch."""
-    from checker.worker import run_lesson
+    from checker.grade.worker import run_lesson
 
     seed, loader_seed, model_seed = settings.seed, settings.loader_seed, settings.model_seed
     steps, undo = _count_steps(loop)
@@ -181,7 +180,7 @@ def measure_trace(loop, settings: TraceSettings, track=None) -> dict[str, Any]:
     loop.seed_everything(seed=seed)
     X_train, y_train, _, _ = loop.make_data(seed=0)
     X, y = X_train[:n], y_train[:n]
-    from checker.worker import make_track_loader
+    from checker.grade.worker import make_track_loader
 
     # rows followed by their values: no augmentation, so each batch row is found among the examples
     loader = make_track_loader(loop, track, X, y, batch_size=batch_size, seed=seed, augment=False)
@@ -238,8 +237,9 @@ def _row_index(X, row) -> int | None:
 def _target(source: str, filename: str, what: str, settings: RunSettings | TraceSettings,
             lab) -> Callable[[Reporter], None]:
     def target(rep: Reporter) -> None:
-        from checker.loading import LoopFileError, load_loop
-        from checker.worker import child_setup, describe_exception
+        from checker.base.errors import LoopFileError
+        from checker.grade.worker import child_setup, describe_exception
+        from checker.loopfile.loading import load_loop
 
         child_setup()
         rep.start("load", timeout=LOAD_TIMEOUT)
@@ -276,7 +276,7 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
     The figures in the order given; RunFailed (``file_error`` set when the file cannot be loaded)
     as soon as one run gives none.
     """
-    jobs = [Job(Task("checker.runs:_target", (src, name, what, settings, lab)),
+    jobs = [Job(Task("checker.grade.runs:_target", (src, name, what, settings, lab)),
                 Limits(step_timeout=_seconds(settings)), tag=i)
             for i, ((src, name), settings) in enumerate(zip(sources, settings_list, strict=True))]
     found: dict[int, dict[str, Any]] = {}
@@ -314,7 +314,7 @@ def run_sources(path: str | None, lesson: bool, *more: str | None, track=None) -
     if lesson == (path is not None):
         raise UsageProblem("give a loop file (PATH) or --lesson, one of the two")
     if lesson:
-        from checker.tracks import get_track
+        from checker.setting.tracks import get_track
 
         first = ((track or get_track()).reference.read_text(encoding="utf-8"), "lesson-loop.py")
     else:
@@ -323,10 +323,10 @@ def run_sources(path: str | None, lesson: bool, *more: str | None, track=None) -
 
 
 def figures_or_usage_error(call):
-    """``call()``'s figures; a run that gives none becomes a usage error (exit 2) or a click error (exit 1)."""
+    """``call()``'s figures; a run that gives none becomes a usage error (exit 2) or a failure (exit 1)."""
     try:
         return call()
     except RunFailed as exc:
         if exc.file_error:
             raise UsageProblem(exc.message) from None
-        raise click.ClickException(exc.message) from None
+        raise Failure(exc.message) from None

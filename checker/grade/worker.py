@@ -9,12 +9,19 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from checker.loading import LoopFileError, learner_traceback, load_loop
-from checker.sandbox import Reporter
+from checker.base.errors import LoopFileError
+from checker.base.paths import MUTANTS_DIR, SOLUTIONS_DIR
+from checker.loopfile.loading import learner_traceback, load_loop
+from checker.sandbox.jobs import Reporter
+from checker.sandbox.zygote import preload
+from checker.setting.tracks import TrackError, all_tracks
 
 LOAD_TIMEOUT = 20.0
+preload("checker.checks", "checker.setting.instruments", "checker.sandbox.tamper", __name__)
+"""A new zygote imports the checks and this module before it forks (after torch: ``checker.setting.lab``)."""
 
 
 def child_setup() -> None:
@@ -31,19 +38,29 @@ def child_setup() -> None:
         multiprocessing.set_start_method("fork", force=True)
 
 
+def _hidden_folders() -> list[Path]:
+    """Every track's reference folder and mutants (a course's own tracks, $KATA_TRACKS, keep theirs secret too);
+    the built-in ones alone when a course's track file cannot be read (its commands say why)."""
+    try:
+        tracks = all_tracks().values()
+    except TrackError:
+        return [SOLUTIONS_DIR, MUTANTS_DIR]
+    return [folder for track in tracks for folder in (track.reference.parent, track.mutants_dir)]
+
+
 def _load(source: str, filename: str, rep: Reporter, track=None):
     """Load and validate; on failure report ``file_error`` and return None.
 
     Right before the file runs: a tamper guard the reporter consults before every event it sends, and
-    the audit hook (checker.hardening) that refuses, and reports at once, what no loop needs.
+    the audit hook (checker.sandbox.hardening) that refuses, and reports at once, what no loop needs.
     """
     import tempfile
 
-    from checker.hardening import install_audit_hook
-    from checker.tamper import TamperGuard
+    from checker.sandbox.hardening import install_audit_hook
+    from checker.sandbox.tamper import TamperGuard
 
     rep.start("load", timeout=LOAD_TIMEOUT)
-    import checker.instruments  # noqa: F401 - loaded before the snapshot, so a patch to it is seen
+    import checker.setting.instruments  # noqa: F401 - loaded before the snapshot, so a patch to it is seen
 
     guard = TamperGuard()
     if hasattr(rep, "arm"):  # before every event, and at every optimizer step
@@ -54,7 +71,7 @@ def _load(source: str, filename: str, rep: Reporter, track=None):
         refused.extend(what)
         rep.send({"event": "tampered", "what": what})
 
-    install_audit_hook(filename, refuse, private_dir=tempfile.tempdir)
+    install_audit_hook(filename, refuse, private_dir=tempfile.tempdir, hidden=_hidden_folders())
     try:
         module = load_loop(source, filename, track)
     except LoopFileError as exc:
@@ -180,7 +197,7 @@ def make_track_loader(loop, track, X, y, *, batch_size: int, seed: int, augment:
 
 
 def run_lesson(loop, settings, lab) -> tuple[list[dict], list[str]]:
-    """The lesson's run (a ``checker.runs.RunSettings``): data, loader, model, optimizer and schedule from the
+    """The lesson's run (a ``checker.grade.runs.RunSettings``): data, loader, model, optimizer and schedule from the
     loop's own functions."""
     import torch
     from torch import nn

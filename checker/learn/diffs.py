@@ -10,7 +10,9 @@ import difflib
 
 from rich.syntax import Syntax
 
-from checker.i18n import Message
+from checker.base.errors import LoopFileError
+from checker.base.i18n import Message
+from checker.loopfile.notebook import notebook_to_source
 
 DIFF_CUT = Message(en="… {n} more diff lines", es="… {n} líneas más de diferencias")
 
@@ -19,8 +21,6 @@ def as_code(text: str, name: str) -> str:
     """What a person reads as the file's code: a notebook's code cells, any other file as it is."""
     if not name.endswith(".ipynb"):
         return text
-    from checker.loading import LoopFileError
-    from checker.notebook import notebook_to_source
 
     try:
         return notebook_to_source(text, name)

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.i18n import LANGS
+from checker.base.i18n import LANGS
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]
 FILE_PATTERN = re.compile(r"^(?P<number>\d{2})-(?P<id>[a-z]+(?:-[a-z]+)*)\.md$")
 READ_REFERENCE = re.compile(r"`kata read (?P<id>[a-z0-9-]+)`")
 """How a text points to a guide section: `kata read ID` in backquotes."""

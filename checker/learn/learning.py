@@ -6,21 +6,21 @@ checker/cli/learner.py holds the commands; each reads its arguments and calls on
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-import click
 from rich.markup import escape
 
-from checker import messages as M
-from checker.katas import Kata, reference_source
-from checker.progress import sha256
-from checker.session import Session, mutant_of, open_session, shown_path, starter_text
-from checker.usage import UsageProblem
+from checker.base.errors import Failure, UsageProblem
+from checker.base.term import echo
+from checker.catalogue.katas import Kata, reference_source
+from checker.learn import messages as M
+from checker.learn.progress import sha256
+from checker.learn.session import Session, mutant_of, open_session, shown_path, starter_text
 
 
 def out():
-    from checker.term import console
+    from checker.base.term import console
 
     return console()
 
@@ -49,23 +49,12 @@ def what_next(session: Session, kata: Kata, con) -> None:
         session.tell(con, M.WHAT_NEXT, run=session.run_command(kata), file=path, check=session.check_command())
 
 
-def confirm(question: str, lang: str) -> bool:
-    """Ask a yes/no question (y/yes, and s/si/sí in Spanish); no by default or at end of input."""
-    try:
-        answer = click.prompt(f"{question} {M.YES_NO.render(lang)}", default="", show_default=False,
-                              prompt_suffix=" ")
-    except click.Abort:
-        click.echo("")
-        return False
-    return answer.strip().lower() in ("y", "yes", "s", "si", "sí")
-
-
 def loss_curve(report, lang: str, track=None) -> str | None:
     """A one-line chart of the epoch losses that loss.falls measured (the track's SGD run), if any."""
     import math
 
-    from checker.term import sparkline
-    from checker.tracks import get_track
+    from checker.base.term import sparkline
+    from checker.setting.tracks import get_track
 
     res = next((c for c in report.checks if c.id == "loss.falls"), None)
     losses = (getattr(res, "measured", None) or {}).get("losses") if res else None
@@ -96,7 +85,7 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
         raise UsageProblem(session.say(M.FILE_MISSING, path=shown_path(path)))
     if kata.practice is not None:
         return check_practice(session, kata, fmt)
-    from checker.checking import emit_report, grade_path
+    from checker.grade.checking import emit_report, grade_path
 
     con = out() if fmt == "text" else None
     if con is not None:
@@ -124,7 +113,7 @@ def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", d
 
 def after_pass(session: Session, kata: Kata, con, newly: bool) -> None:
     """Solved: say so, show what the learner changed, say what comes next."""
-    from checker.diffs import print_diff, unified
+    from checker.learn.diffs import print_diff, unified
 
     if newly:
         session.tell(con, M.SOLVED_NOW, "bold green", path=shown_path(session.progress.path))
@@ -158,9 +147,9 @@ def not_yet(session: Session, kata: Kata, con) -> None:
 
 def practice_verdicts(session: Session, kata: Kata, con=None):
     """Read the answers, measure, compare: (verdicts, exercise). Bad answers files exit 2."""
-    from checker.practice import EXERCISES, AnswersError, compare, read_answers
-    from checker.runs import RunFailed
-    from checker.usage import prepared_lab
+    from checker.grade.runs import RunFailed
+    from checker.learn.practice import EXERCISES, AnswersError, compare, read_answers
+    from checker.setting.lab import prepared_lab
 
     exercise = EXERCISES[kata.practice.exercise]
     try:
@@ -173,7 +162,7 @@ def practice_verdicts(session: Session, kata: Kata, con=None):
     try:
         measured = exercise.measure(lab)
     except RunFailed as exc:
-        raise click.ClickException(exc.message) from None
+        raise Failure(exc.message) from None
     return compare(exercise, answers, measured), exercise
 
 
@@ -189,11 +178,11 @@ def check_practice(session: Session, kata: Kata, fmt: str) -> int:
     passed = all(v.status == "pass" for v in verdicts)
     newly = session.record_check(kata, passed)
     if con is None:
-        from checker.term import dumps
+        from checker.base.term import dumps
 
         checks = [{"id": v.key, "status": "pass" if v.status == "pass" else "fail",
                    "message": _practice_message(session, kata, v)} for v in verdicts]
-        click.echo(dumps({"file": str(path), "passed": passed, "checks": checks}, indent=2, ensure_ascii=False))
+        echo(dumps({"file": str(path), "passed": passed, "checks": checks}, indent=2, ensure_ascii=False))
         return 0 if passed else 1
     print_practice(session, kata, verdicts, exercise, con)
     con.print("")
@@ -236,19 +225,19 @@ def show_solution(session: Session, kata: Kata) -> None:
 
     from rich.syntax import Syntax
 
-    from checker.diffs import changed_functions, changed_lines, print_diff, unified
+    from checker.learn.diffs import changed_functions, changed_lines, print_diff, unified
 
     con = out()
     con.print(f"[bold magenta]{escape(session.header(kata))}[/]")
     if kata.practice is not None:
-        from checker.practice import EXERCISES
-        from checker.runs import RunFailed
-        from checker.usage import prepared_lab
+        from checker.grade.runs import RunFailed
+        from checker.learn.practice import EXERCISES
+        from checker.setting.lab import prepared_lab
 
         try:
             measured = EXERCISES[kata.practice.exercise].measure(prepared_lab("cpu"))
         except RunFailed as exc:
-            raise click.ClickException(exc.message) from None
+            raise Failure(exc.message) from None
         print_texts(con, session.say(M.PRACTICE_SOLUTION),
                     [f"{key}: {json.dumps(value)} — {seen.render(session.lang)}"
                      for key, (value, seen) in measured.items()])
@@ -276,7 +265,7 @@ def show_solution(session: Session, kata: Kata) -> None:
 
 def print_reading(session: Session, kata: Kata, con) -> None:
     """'Read more': the kata's guide sections, then its other reading."""
-    from checker import guide
+    from checker.learn import guide
 
     texts = []
     for ref in kata.guide:
@@ -295,7 +284,7 @@ def read_guide(name: str | None, lang: str) -> None:
 
     from rich.markdown import Markdown
 
-    from checker import guide
+    from checker.learn import guide
 
     found = guide.sections(lang)
     if not found:
@@ -315,37 +304,11 @@ def read_guide(name: str | None, lang: str) -> None:
     con.print(Markdown(section.text(), code_theme="ansi_dark"), width=min(con.width, 100), soft_wrap=False)
 
 
-def track_of_file(path: str, workdir: str | None = None) -> str | None:
-    """The track of the kata whose file ``path`` is, in the working folder's progress; None when it is none's."""
-    import os
-
-    from checker.cli.common import current_workdir
-    from checker.katas import KataFileError, load_katas
-    from checker.progress import Progress, ProgressError, resolve_workdir
-
-    try:
-        folder = resolve_workdir(current_workdir(workdir))
-        progress = Progress.load(folder)
-        if not progress.katas:
-            return None
-        katas = {k.slug: k for k in load_katas(drafts=True)}
-    except (ProgressError, KataFileError, OSError):
-        return None
-    for slug, rec in progress.katas.items():
-        mine = folder / rec.file
-        try:
-            if slug in katas and mine.exists() and os.path.samefile(mine, path):
-                return katas[slug].track
-        except OSError:
-            continue
-    return None
-
-
 def file_is_kata(session: Session, path: Path) -> Kata | None:
     """The current kata when ``path`` is its file, else None."""
     import os
 
-    from checker.katas import UnknownKata, find_kata
+    from checker.catalogue.katas import UnknownKata, find_kata
 
     slug = session.progress.current
     if not slug or session.progress.record(slug) is None:
@@ -367,7 +330,7 @@ def file_is_kata(session: Session, path: Path) -> Kata | None:
 def open_next(session: Session, name: str | None, *, skip: bool, notebook: bool, as_json: bool) -> None:
     import json
 
-    from checker.session import choose_next, open_kata
+    from checker.learn.session import choose_next, open_kata
 
     if name is not None:
         chosen, staying = session.kata(name), False
@@ -375,7 +338,7 @@ def open_next(session: Session, name: str | None, *, skip: bool, notebook: bool,
         chosen, staying = choose_next(session, skip)
     if chosen is None:
         if as_json:
-            click.echo(json.dumps({"kata": None, "path": None, "title": None}))
+            echo(json.dumps({"kata": None, "path": None, "title": None}))
         else:
             out().print(f"[bold green]{escape(session.say(M.ALL_SOLVED, total=len(session.katas)))}[/]")
         return
@@ -384,7 +347,7 @@ def open_next(session: Session, name: str | None, *, skip: bool, notebook: bool,
     path, state = open_kata(session, chosen, filename=f"{chosen.slug}.ipynb" if notebook else None)
     if as_json:
         data = {"kata": chosen.slug, "path": str(path.resolve()), "title": session.title(chosen)}
-        click.echo(json.dumps(data, ensure_ascii=False))
+        echo(json.dumps(data, ensure_ascii=False))
         return
     con = out()
     present(session, chosen, con)
@@ -444,7 +407,7 @@ def list_katas(session: Session, *, as_json: bool) -> None:
     if as_json:
         import json
 
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     from rich.table import Table
 
@@ -483,9 +446,11 @@ def list_katas(session: Session, *, as_json: bool) -> None:
         session.tell(con, M.LIST_NEXT, "dim")
 
 
-def reset(session: Session, *, ask: bool) -> bool:
-    """Restore the current kata's starter, keeping the learner's version; False when they said no."""
-    from checker.session import backup_path
+def reset(session: Session, *, confirm: Callable[[str, str], bool] | None) -> bool:
+    """Restore the current kata's starter, keeping the learner's version; False when they said no.
+
+    ``confirm(question, lang)`` asks the learner first (the command line's prompt); None: no question."""
+    from checker.learn.session import backup_path
 
     kata = session.current()
     path = session.file_of(kata)
@@ -501,7 +466,8 @@ def reset(session: Session, *, ask: bool) -> bool:
         session.tell(con, M.RESET_SAME, path=shown_path(path))
         return True
     backup = backup_path(path)
-    if ask and not confirm(session.say(M.RESET_CONFIRM, path=shown_path(path), backup=backup.name), session.lang):
+    question = session.say(M.RESET_CONFIRM, path=shown_path(path), backup=backup.name)
+    if confirm is not None and not confirm(question, session.lang):
         session.tell(con, M.RESET_ABORTED)
         return False
     backup.write_bytes(current)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checker.i18n import Message
+from checker.base.i18n import Message
 
 NO_CURRENT = Message(
     en="there is no current kata in {dir}: run `kata next` to start one",

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.i18n import Message
-from checker.runs import TraceSettings
+from checker.base.i18n import Message
+from checker.base.paths import REFERENCE
+from checker.grade.runs import RunSettings, TraceSettings, measure
 
 try:
     import tomllib
@@ -68,13 +69,11 @@ SEED_RUN = {"optimizer": "adam", "lr": 0.01, "epochs": 30}
 
 
 def _reference() -> tuple[str, str]:
-    from checker.paths import REFERENCE
 
     return REFERENCE.read_text(encoding="utf-8"), "lesson-loop.py"
 
 
 def measure_trace(lab) -> dict[str, tuple[Any, Message]]:
-    from checker.runs import measure
 
     trace = measure([_reference()], [TRACE], lab, what="trace")[0]
     first = [b for b in trace["batches"] if b["epoch"] == 1]
@@ -99,7 +98,6 @@ def measure_trace(lab) -> dict[str, tuple[Any, Message]]:
 
 
 def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
-    from checker.runs import RunSettings, measure
 
     runs = measure([_reference()] * len(BATCH_SIZES),
                    [RunSettings(**BATCH_RUN, batch_size=b) for b in BATCH_SIZES], lab)
@@ -119,7 +117,6 @@ def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
 
 
 def measure_seed_sources(lab) -> dict[str, tuple[Any, Message]]:
-    from checker.runs import RunSettings, measure
 
     pairs = [(s, 0) for s in SEEDS] + [(0, s) for s in SEEDS if s != 0] + [(0, 0)]
     runs = measure([_reference()] * len(pairs),

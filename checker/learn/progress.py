@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from checker.i18n import Message
+from checker.base.i18n import Message
+from checker.setting.tracks import Track, track_named
 
 SCHEMA = 1
 WORKDIR_ENV = "KATA_DIR"
@@ -214,3 +215,36 @@ class Progress:
             rec.solved = now()
             return True
         return False
+
+
+# --------------------------------------------------------------------------- whose file is it
+
+
+def track_of_file(path: str, workdir: str | None = None) -> str | None:
+    """The track of the kata whose file ``path`` is, in the working folder's progress; None when it is none's."""
+    from checker.catalogue.katas import KataFileError, load_katas  # the catalogue: only when a file is named
+
+    try:
+        folder = resolve_workdir(workdir)
+        progress = Progress.load(folder)
+        if not progress.katas:
+            return None
+        katas = {k.slug: k for k in load_katas(drafts=True)}
+    except (ProgressError, KataFileError, OSError):
+        return None
+    for slug, rec in progress.katas.items():
+        mine = folder / rec.file
+        try:
+            if slug in katas and mine.exists() and os.path.samefile(mine, path):
+                return katas[slug].track
+        except OSError:
+            continue
+    return None
+
+
+def track_for_file(track: str | None, path: str | None, workdir: str | None = None) -> Track:
+    """``--track``, else the track of the kata whose file PATH is (in the working folder's progress), else of
+    the folder holding PATH, else moons."""
+    if track is None and path is not None:
+        track = track_of_file(path, workdir)
+    return track_named(track, path)

@@ -2,7 +2,7 @@
 
 The learner works in a folder of their own (``--dir``, else ``$KATA_DIR``, else the current
 directory): `kata next` writes the kata's file there, and progress lives in ``.kata/progress.json``
-(checker/progress.py, docs/progress.md). `kata check` and `kata watch` record passes here, alike.
+(checker/learn/progress.py, docs/progress.md). `kata check` and `kata watch` record passes here, alike.
 
 Every problem is a ``UsageProblem``: a clear message and exit status 2.
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from checker.cli.common import current_lang, current_workdir
-from checker.i18n import Message
-from checker.katas import Kata, KataFileError, UnknownKata, find_kata, load_katas, mutant_text, starter_source
-from checker.messages import (
+from checker.base.errors import UsageProblem
+from checker.base.i18n import Message, resolve_lang
+from checker.catalogue.katas import Kata, KataFileError, UnknownKata, find_kata, load_katas, mutant_text, starter_source
+from checker.learn.messages import (
     CATALOGUE_BROKEN,
     CATALOGUE_EMPTY,
     CURRENT_GONE,
@@ -32,8 +32,8 @@ from checker.messages import (
     STARTER_BROKEN,
     UNKNOWN_KATA,
 )
-from checker.progress import Progress, ProgressError, resolve_workdir
-from checker.usage import UsageProblem
+from checker.learn.progress import Progress, ProgressError, resolve_workdir
+from checker.loopfile.notebook import starter_notebook
 
 
 @dataclass
@@ -134,16 +134,16 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
 
     With ``need_katas`` False (watching any file), a missing or broken catalogue is not an error.
     """
-    lang = current_lang(lang)
+    lang = resolve_lang(lang)
     try:
-        folder = resolve_workdir(current_workdir(workdir))
+        folder = resolve_workdir(workdir)
         progress = Progress.load(folder)
     except ProgressError as exc:
         raise UsageProblem(exc.render(lang)) from None
     katas: list[Kata] = []
     try:
         if track:
-            from checker.usage import track_named
+            from checker.setting.tracks import track_named
 
             track = track_named(track).id  # an unknown track: exit 2 naming the known ones
         katas = load_katas(track=track)
@@ -151,8 +151,8 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
         if need_katas:
             raise UsageProblem(CATALOGUE_BROKEN.render(lang, error=exc)) from None
     if not katas and need_katas:
-        from checker.katas import resolve_katas_dir
-        from checker.tracks import get_track
+        from checker.catalogue.katas import resolve_katas_dir
+        from checker.setting.tracks import get_track
 
         where = resolve_katas_dir(track=get_track(track) if track else None)
         raise UsageProblem(CATALOGUE_EMPTY.render(lang, dir=where))
@@ -184,7 +184,6 @@ def mutant_of(session: Session, kata: Kata) -> str:
 
 
 def _notebook(kata: Kata, source: str, lang: str) -> str:
-    from checker.notebook import starter_notebook
 
     return starter_notebook(kata, lang, source)
 
@@ -200,7 +199,7 @@ Another format (a notebook) registers its suffix here; `kata next`, `check` and 
 def starter_text(session: Session, kata: Kata, filename: str | None = None) -> str:
     """The starter as it is written to ``filename`` (by default the kata's own file name)."""
     if kata.practice is not None:
-        from checker.practice import answers_template
+        from checker.learn.practice import answers_template
 
         return answers_template(kata, session.lang)
     suffix = Path(filename or kata.filename).suffix

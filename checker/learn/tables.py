@@ -8,9 +8,9 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from checker.i18n import Message
-from checker.runs import RunResult
-from checker.term import console, fmt, sparkline
+from checker.base.i18n import Message
+from checker.base.term import console, fmt, sparkline
+from checker.grade.runs import RunResult
 
 COLUMNS = ("epoch", "lr", "train_loss", "val_loss", "val_acc")
 

@@ -15,10 +15,16 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from checker import messages as M
-from checker.katas import Kata
-from checker.session import Session, choose_next, open_kata, shown_path
-from checker.usage import UsageProblem
+from checker.base.errors import UsageProblem
+from checker.catalogue.katas import Kata
+from checker.grade.formats import render_text
+from checker.grade.grading import grade_one
+from checker.learn import messages as M
+from checker.learn.learning import loss_curve, out, present, what_next
+from checker.learn.session import Session, choose_next, open_kata, shown_path
+from checker.loopfile.loading import read_loop_file
+from checker.setting.lab import prepared_lab
+from checker.setting.tracks import track_named
 
 
 def _digest(path: Path) -> str | None:
@@ -81,7 +87,6 @@ class Watch:
     """One `kata watch`: the file watched, the kata it belongs to (if any), how to re-check it."""
 
     def __init__(self, session: Session, target: Path, kata: Kata | None, device: str, stay: bool):
-        from checker.learning import out
 
         self.session, self.target, self.kata, self.stay, self.device = session, target, kata, stay, device
         self.out = out()
@@ -91,8 +96,6 @@ class Watch:
 
     def _lab(self):
         """The lab of the watched file's track (the kata's, else the one its folder belongs to), made once."""
-        from checker.usage import prepared_lab, track_named
-
         track = self.kata.setting if self.kata is not None else track_named(None, str(self.target))
         if track.id not in self.labs:
             self.labs[track.id] = prepared_lab(self.device, track)
@@ -123,7 +126,7 @@ class Watch:
         """(passed or None when ungradable, summary(seconds) -> (line, colour), body() printing details)."""
         session, out = self.session, self.out
         if self.kata is not None and self.kata.practice is not None:
-            from checker.learning import practice_verdicts, print_practice
+            from checker.learn.learning import practice_verdicts, print_practice
 
             try:
                 verdicts, exercise = practice_verdicts(session, self.kata)
@@ -138,10 +141,6 @@ class Watch:
                 return f"{'✓' if passed else '✗'} {text} — {seconds:.1f} s", "green" if passed else "red"
 
             return passed, summary, lambda: print_practice(session, self.kata, verdicts, exercise, out)
-        from checker.formats import render_text
-        from checker.grading import grade_one
-        from checker.learning import loss_curve
-        from checker.usage import read_loop_file
 
         try:
             source, filename = read_loop_file(str(self.target))
@@ -172,7 +171,6 @@ class Watch:
         if self.stay or nxt is None:
             session.tell(out, M.AFTER_PASS if left else M.AFTER_PASS_LAST, left=left)
             return None
-        from checker.learning import present, what_next
 
         path, _ = open_kata(session, nxt)
         out.print("")

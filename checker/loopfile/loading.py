@@ -14,19 +14,13 @@ import traceback
 import types
 from pathlib import Path
 
-from checker.protocol import FUNCTIONS
+from checker.base.errors import LoopFileError, UsageProblem
+from checker.base.i18n import Message, resolve_lang
+from checker.loopfile.notebook import cell_position
+from checker.loopfile.protocol import FUNCTIONS
 
 MAX_SOURCE_BYTES = 1_000_000
 _counter = itertools.count()
-
-
-class LoopFileError(Exception):
-    """The file cannot be graded. ``kind`` names why; the message says what to do."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 def read_source(path: str | Path) -> tuple[str, str]:
@@ -51,7 +45,7 @@ def read_source(path: str | Path) -> tuple[str, str]:
     except UnicodeDecodeError as exc:
         raise LoopFileError("binary", f"{p} is not UTF-8 text (byte {exc.start} is {data[exc.start]:#x})") from None
     if p.suffix == ".ipynb":
-        from checker.notebook import notebook_to_source
+        from checker.loopfile.notebook import notebook_to_source
 
         text = notebook_to_source(text, str(p))
     if not text.strip():
@@ -69,7 +63,7 @@ def compile_source(source: str, filename: str) -> types.CodeType:
         line = (lines[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(lines) else exc.text or "").rstrip("\n")
         where = f"{filename}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
         if filename.endswith(".ipynb"):  # a notebook: say which cell and line
-            from checker.notebook import describe_position
+            from checker.loopfile.notebook import describe_position
 
             where = describe_position(filename, exc.lineno, source) or where
         caret = ""
@@ -96,7 +90,6 @@ def _in_cell(text: str, frame: traceback.FrameSummary, filename: str) -> str:
     """A formatted frame, its 'line N' as 'cell C, line M' when the file is a notebook."""
     if not filename.endswith(".ipynb"):
         return text
-    from checker.notebook import cell_position
 
     pos = cell_position(filename, frame.lineno)
     if pos is None:
@@ -134,7 +127,7 @@ def load_module(source: str, filename: str) -> types.ModuleType:
 def protocol_problems(module: types.ModuleType, track=None) -> list[str]:
     """One line per protocol function that is missing, not callable, or not callable as the checker calls it.
 
-    ``track``: a ``checker.tracks.Track`` whose protocol the file follows (default: protocol v1).
+    ``track``: a ``checker.setting.tracks.Track`` whose protocol the file follows (default: protocol v1).
     """
     problems = []
     for spec in (FUNCTIONS if track is None else tuple(track.functions.values())):
@@ -172,3 +165,25 @@ def load_loop(source: str, filename: str, track=None) -> types.ModuleType:
     module = load_module(source, filename)
     validate_module(module, filename, track)
     return module
+
+
+# --------------------------------------------------------------------------- for the commands
+
+ANSWERS_NOT_A_LOOP = Message(
+    en="{path} holds a practice kata's answers, not a training loop: `kata check` without a path compares them "
+       "with a run (in the folder where `kata next` wrote it)",
+    es="{path} contiene las respuestas de una kata de práctica, no un bucle de entrenamiento: `kata check` sin "
+       "ruta las compara con una ejecución (en la carpeta donde lo escribió `kata next`)",
+)
+
+
+def read_loop_file(path: str, lang: str | None = None) -> tuple[str, str]:
+    """Read and compile (without running) a loop file; any problem is a UsageProblem (exit 2)."""
+    if str(path).endswith(".toml"):
+        raise UsageProblem(ANSWERS_NOT_A_LOOP.render(resolve_lang(lang), path=path))
+    try:
+        source, filename = read_source(path)
+        compile_source(source, filename)
+    except LoopFileError as exc:
+        raise UsageProblem(exc.message) from None
+    return source, filename

@@ -27,13 +27,10 @@ import ast
 import json
 import re
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from checker.i18n import Message
-from checker.loading import LoopFileError
-
-if TYPE_CHECKING:
-    from checker.katas import Kata
+from checker.base.errors import LoopFileError
+from checker.base.i18n import Message
 
 SKIP_TAG = "kata-skip"
 MARKER = "# %% cell {n}"
@@ -283,18 +280,15 @@ def split_cells(source: str) -> list[str]:
     return cells
 
 
-def starter_notebook(kata: Kata, lang: str, source: str | None = None, path: str | None = None) -> str:
+def starter_notebook(kata: Any, lang: str, source: str, path: str | None = None) -> str:
     """The kata's starter as a notebook (JSON text): a markdown cell with the story, then the loop in cells.
 
-    ``source`` is the starter loop (default: the reference with the kata's mutant applied); ``path``
-    is where the notebook will be written (default ``<slug>.ipynb``), quoted in the instructions.
+    ``kata`` is a ``checker.catalogue.katas.Kata``; ``source`` is the starter loop (the reference with the
+    kata's mutant applied); ``path`` is where the notebook will be written (default ``<slug>.ipynb``),
+    quoted in the instructions.
     """
     import nbformat
 
-    if source is None:
-        from checker.katas import starter_source
-
-        source = starter_source(kata)
     path = path or f"{kata.slug}.ipynb"
     try_cmd = " ".join(["kata run", path, *kata.try_args])
     intro = STARTER_INTRO.render(lang, try_cmd=try_cmd, path=path)

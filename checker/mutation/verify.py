@@ -1,7 +1,7 @@
 """`kata mutants verify`: the reference and every mutant through the whole battery, in one warm parent.
 
 The reference runs first under several global seeds (a check whose verdict on the reference changes
-between seeds is *flaky*); then every mutant. All of them go to ``checker.grading.grade`` in ONE call:
+between seeds is *flaky*); then every mutant. All of them go to ``checker.grade.grading.grade`` in ONE call:
 the parent has imported torch once, and each submission runs in its own forked child, two at a time.
 
 A mutant's status follows Stryker's vocabulary:
@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.mutation import Mutant, MutantError, apply, load_mutants, reference_source
+from checker.catalogue.mutants import Mutant, MutantError, apply, load_mutants, reference_source
+from checker.checks import ordered_ids
+from checker.grade.grading import Submission, grade
+from checker.setting.draws import Draw
 
 KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED = (
     "Killed",
@@ -243,9 +246,6 @@ def run_verify(
     ``on_check(name, check_id, status)`` is called as each check finishes; ``on_done(name, status)``
     as each submission finishes (name: the mutant id, or "reference (seed N)").
     """
-    from checker.checks import ordered_ids
-    from checker.grading import Submission, grade
-
     started = time.perf_counter()
     if seeds < 1:
         raise VerifyProblem("--seeds must be at least 1")
@@ -260,14 +260,13 @@ def run_verify(
     setup = time.perf_counter() - started
 
     if lab is None:
-        from checker.lab import Lab
+        from checker.setting.lab import Lab
 
         lab = Lab().prepare()
 
     ref_names = [REFERENCE_NAME if s == 0 else f"{REFERENCE_NAME} (seed {s})" for s in range(seeds)]
     # Seed 0 shares the run's draw with the mutants; every further seed also brings its own draw of the
     # differential checks' arguments, so "the reference passes under N seeds" covers N draws too.
-    from checker.draws import Draw
 
     subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=None if s == 0 else Draw.fresh(lab.track))
             for s in range(seeds)]

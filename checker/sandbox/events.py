@@ -2,7 +2,7 @@
 
 This is the security boundary between a graded child and kata: a child may be hostile, so the parent
 accepts only what is named here. Every line on the event pipe is one JSON object (signed by the job's
-key, see ``checker.sandbox``); ``parse`` turns it into one of the records below or raises ``Malformed``
+key, see ``checker.sandbox.jobs``); ``parse`` turns it into one of the records below or raises ``Malformed``
 saying why, and never anything else. It checks:
 
 - the kind is one of ``Kind``, and the keys are exactly that kind's fields (optional ones may be absent);

@@ -31,6 +31,8 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from checker.base.paths import MUTANTS_DIR, SOLUTIONS_DIR
+
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_KEEPCAPS = 8
@@ -268,7 +270,7 @@ def _code_roots() -> list[str]:
     import sysconfig
 
     roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    roots.add(str(Path(__file__).resolve().parent))
+    roots.add(str(Path(__file__).resolve().parents[1]))
     roots.add(os.path.dirname(os.path.realpath(sys.executable)))
     return sorted(roots)
 
@@ -477,24 +479,15 @@ class Refused(PermissionError):
     """Raised by the audit hook: the file tried something no training loop needs."""
 
 
-def _secret_dirs() -> list[str]:
-    here = Path(__file__).resolve().parent
-    dirs = [here / "_data"]
-    try:
-        from checker.paths import MUTANTS_DIR, SOLUTIONS_DIR
-
-        dirs += [SOLUTIONS_DIR, MUTANTS_DIR]
-        from checker.tracks import all_tracks
-
-        for track in all_tracks().values():  # a course's own tracks ($KATA_TRACKS) keep theirs secret too
-            dirs += [track.reference.parent, track.mutants_dir]
-    except Exception:  # noqa: BLE001 - the paths and tracks modules are optional here
-        pass
+def _secret_dirs(hidden: Iterable[str | Path] = ()) -> list[str]:
+    here = Path(__file__).resolve().parents[1]
+    dirs = [here / "_data", SOLUTIONS_DIR, MUTANTS_DIR, *hidden]
     return [str(Path(d).resolve()) + os.sep for d in dirs]
 
 
 def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None],
-                       private_dir: str | None = None) -> Callable[[str, tuple], None]:
+                       private_dir: str | None = None,
+                       hidden: Iterable[str | Path] = ()) -> Callable[[str, tuple], None]:
     """Install (for good: PEP 578 hooks cannot be removed) the hook that refuses what no loop needs.
 
     Each refusal raises ``Refused`` where the learner's code asked, and calls ``report([what])`` at once
@@ -503,7 +496,8 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
     outside the standard library is not a library's (site-packages) or kata's own; frame reads and
     exec/compile are judged by the frame that asked. Writing outside the private folder, reading kata's
     reference and data, and opening other processes' /proc entries are refused from any origin but kata.
-    Returns the hook (for measurement).
+    ``hidden``: more folders no learner file may read (the caller's tracks' references and mutants: the
+    sandbox knows no track). Returns the hook (for measurement).
     """
     import sysconfig
     import threading
@@ -512,8 +506,8 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
     site = {os.path.realpath(sysconfig.get_paths()[k]) + os.sep for k in ("purelib", "platlib")}
     site.update(os.path.realpath(p) + os.sep for p in sys.path if p.endswith(("site-packages", "dist-packages")))
     site_dirs = tuple(sorted(site))
-    kata_dir = str(Path(__file__).resolve().parent) + os.sep
-    secrets = tuple(_secret_dirs())
+    kata_dir = str(Path(__file__).resolve().parents[1]) + os.sep
+    secrets = tuple(_secret_dirs(hidden))
     private = (os.path.realpath(private_dir) + os.sep) if private_dir else None
     allowed_writes = tuple(p for p in (private, "/dev/shm/", "/dev/null") if p)
     me = os.getpid()

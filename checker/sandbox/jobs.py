@@ -19,8 +19,8 @@ import faulthandler
 import hmac
 import json
 import os
-import resource
 import pickle
+import resource
 import select
 import selectors
 import signal
@@ -30,9 +30,9 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from checker import hardening
-from checker.events import MAX_EVENTS, MAX_LINE, Done, Event, LineBuffer, Malformed, Start, Tampered, parse
-from checker.zygote import ChildSpec, Task, ZygoteError, zygote
+from checker.sandbox import hardening
+from checker.sandbox.events import MAX_EVENTS, MAX_LINE, Done, Event, LineBuffer, Malformed, Start, Tampered, parse
+from checker.sandbox.zygote import ChildSpec, Task, ZygoteError, preload, zygote
 
 # Keep the fork cheap and safe: tiny models run fastest on one thread, and a fork
 # after an OpenMP pool has started can deadlock.
@@ -52,7 +52,7 @@ class Limits:
     output_bytes: int = 16 * 1024
     """How much of the child's own printing is kept; the rest is counted and dropped."""
     harden: bool = True
-    """Contain the child (checker.hardening): own descriptors only, rlimits, a private folder, an
+    """Contain the child (checker.sandbox.hardening): own descriptors only, rlimits, a private folder, an
     unprivileged uid and no network where kata runs as root, seccomp."""
 
 
@@ -199,7 +199,7 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if job.limits.harden:
-            from checker import hardening
+            from checker.sandbox import hardening
 
             hardening.harden_child([event_fd], private_dir=private_dir, identity=identity)
         reporter = Reporter(event_fd, key)
@@ -225,6 +225,11 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
             except BaseException:
                 pass
         os._exit(status)
+
+
+_CHILD_MAIN = f"{__name__}:_child_main"
+"""What the zygote's child calls with its job (``ChildSpec.main``): the zygote knows nothing above it."""
+preload(__name__)  # a new zygote imports this module first: it sets the fork-safe variables before torch loads
 
 
 SPAWN_SECONDS = 30.0
@@ -291,7 +296,7 @@ class _Running:
     def _spawn(self, job: Job, event_r: int, event_w: int, out_r: int, out_w: int) -> None:
         """Have the zygote fork the child: it learns the job from a spec only it reads."""
         status_r, status_w = os.pipe()
-        spec = pickle.dumps(ChildSpec(replace(job, tag=None), self.key, self.private_dir, self.identity))
+        spec = pickle.dumps(ChildSpec(replace(job, tag=None), self.key, self.private_dir, self.identity, _CHILD_MAIN))
         try:
             zygote().spawn(spec, [event_w, out_w, status_w], new_pid_namespace=job.limits.harden)
         except ZygoteError:

@@ -41,6 +41,17 @@ _ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
                 "CUDA_VISIBLE_DEVICES", "PYTHONHASHSEED", "KATA_LANG", "TMPDIR")
 """What the zygote (and so every child) keeps of kata's environment: nothing a launcher may keep secret."""
 
+_PRELOAD: list[str] = []
+"""What a new zygote imports (``module``) or calls (``module:function``) once, in this order, before it forks
+any child: the layers above register theirs with ``preload`` (the sandbox knows no check and no track)."""
+
+
+def preload(*specs: str) -> None:
+    """Have every zygote started from now on import ``module`` (or call ``module:function``) before it forks."""
+    for spec in specs:
+        if spec not in _PRELOAD:
+            _PRELOAD.append(spec)
+
 
 class ZygoteError(RuntimeError):
     """The zygote could not start or stopped answering; the message says why."""
@@ -73,6 +84,8 @@ class ChildSpec:
     key: bytes
     private_dir: str | None
     identity: tuple[int, int] | None
+    main: str
+    """``module:function`` the child calls with the job, its pipes and the rest of the spec."""
 
 
 # ------------------------------------------------------------------------------------------ parent side
@@ -102,8 +115,8 @@ class Zygote:
                 return
             self._close()
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            boot = ("import sys; sys.path[:] = __import__('json').loads(sys.argv[1]); "
-                    "from checker.zygote import serve; serve(int(sys.argv[2]))")
+            boot = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+                    "from checker.sandbox.zygote import serve; serve(int(sys.argv[2]), json.loads(sys.argv[3]))")
             path = [p for p in sys.path if p]
             env = {k: v for k, v in os.environ.items() if k in _ENVIRONMENT}
             env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
@@ -113,7 +126,7 @@ class Zygote:
 
             self.errors = tempfile.TemporaryFile()  # never fills up, unlike a pipe nobody reads
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-c", boot, json.dumps(path), str(theirs.fileno())],
+                [sys.executable, "-I", "-c", boot, json.dumps(path), str(theirs.fileno()), json.dumps(_PRELOAD)],
                 pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=self.errors, cwd="/", start_new_session=True,
             )
@@ -235,36 +248,31 @@ def _unshare(flags: int) -> bool:
         return False
 
 
-def _warm() -> None:
-    """What every child would otherwise pay for: the heavy imports, torch's lazy set-up, kata's modules,
-    the built-in tracks' data."""
-    import checker.sandbox  # noqa: F401 - sets the fork-safe thread and CUDA variables first
-    from checker.lab import import_heavy, warm_up_torch
+def _resolve(spec: str) -> Any:
+    """``module`` imported, or ``module:function`` looked up, among kata's own modules."""
+    import importlib
 
-    import_heavy()
-    warm_up_torch()
-    import checker.checks  # noqa: F401
-    import checker.instruments  # noqa: F401
-    import checker.runs  # noqa: F401
-    import checker.tamper  # noqa: F401
-    import checker.worker  # noqa: F401
-
-    try:
-        from checker.tracks import all_tracks
-
-        for track in all_tracks().values():
-            track.split(0)
-    except Exception:  # noqa: BLE001 - a track that cannot load is reported where it is used
-        pass
+    module, _, name = spec.partition(":")
+    found = importlib.import_module(module)
+    return getattr(found, name) if name else found
 
 
-def serve(fd: int) -> None:
+def _warm(specs: list[str]) -> None:
+    """What every child would otherwise pay for, as the layers above registered it (``preload``): the heavy
+    imports, torch's lazy set-up, kata's modules, the built-in tracks' data."""
+    for spec in specs:
+        found = _resolve(spec)
+        if ":" in spec:
+            found()
+
+
+def serve(fd: int, specs: list[str] = ()) -> None:
     """The zygote's main loop; never returns."""
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
     try:
-        _warm()
+        _warm(list(specs))
     except BaseException:
         import traceback
 
@@ -363,6 +371,4 @@ def _child(spec_fd: int, event_w: int, out_w: int) -> None:
         del chunks
     except BaseException:
         os._exit(72)
-    from checker.sandbox import _child_main
-
-    _child_main(spec.job, event_w, out_w, spec.key, spec.private_dir, spec.identity)
+    _resolve(spec.main)(spec.job, event_w, out_w, spec.key, spec.private_dir, spec.identity)

@@ -48,7 +48,7 @@ class Draw:
 
     @classmethod
     def fresh(cls, track=None) -> Draw:
-        """A draw for ``track`` (a ``checker.tracks.Track``; default: moons) from the OS's generator."""
+        """A draw for ``track`` (a ``checker.setting.tracks.Track``; default: moons) from the OS's generator."""
         return cls.from_rng(random.Random(secrets.randbits(64)), track)
 
     @classmethod
@@ -58,7 +58,7 @@ class Draw:
     @classmethod
     def from_rng(cls, rng: random.Random, track=None) -> Draw:
         if track is None:
-            from checker.tracks import get_track
+            from checker.setting.tracks import get_track
 
             track = get_track()
         n_train, n_val = track.data.n_train, track.data.n_val

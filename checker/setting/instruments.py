@@ -88,7 +88,7 @@ def lesson_mlp(seed: int = 0, *, dropout: float | None = None, device: str = "cp
     mode give different outputs. The global random state is left as it was.
     """
     if track is None:
-        from checker.tracks import get_track
+        from checker.setting.tracks import get_track
 
         track = get_track()
     return track.model.build(seed, dropout=dropout, device=device)

@@ -1,12 +1,16 @@
 """The lab: what every check shares; it travels to each child with its job.
 
-It holds the track (``checker.tracks.Track``: the setting as data), the device, the track's data
+It holds the track (``checker.setting.tracks.Track``: the setting as data), the device, the track's data
 split, and (set per job) the arguments the parent drew for the differential checks.
 """
 
 from __future__ import annotations
 
-from checker.tracks import LessonData, Track, get_track
+import checker.sandbox.jobs  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
+from checker.base.errors import UsageProblem
+from checker.base.term import console
+from checker.sandbox.zygote import preload, prestart
+from checker.setting.tracks import LessonData, Track, TrackError, all_tracks, get_track
 
 
 def warm_up_torch() -> None:
@@ -36,7 +40,7 @@ def warm_up_torch() -> None:
             sched.step()
     # torch patches an optimizer class's step() the first time one is built: do it here for the
     # recording optimizers too, so the children's tamper guard never sees torch's own patching
-    from checker.instruments import RecordingAdam, RecordingCosineLR, RecordingSGD, RecordingStepLR, Tape
+    from checker.setting.instruments import RecordingAdam, RecordingCosineLR, RecordingSGD, RecordingStepLR, Tape
 
     tape = Tape()
     for cls in (RecordingSGD, RecordingAdam):
@@ -68,22 +72,61 @@ def import_heavy() -> None:
     import torch._dynamo  # noqa: F401
 
 
+def warm_up() -> None:
+    """A new zygote's warm-up (registered with ``checker.sandbox.zygote.preload``): torch and scikit-learn
+    imported, torch's lazy set-up done, the built-in tracks' data computed once, so no child repeats it."""
+    import_heavy()
+    warm_up_torch()
+    try:
+        for track in all_tracks().values():
+            track.split(0)
+    except Exception:  # noqa: BLE001 - a track that cannot load is reported where it is used
+        pass
+
+
+preload(f"{__name__}:warm_up")
+
+
 class Lab:
     def __init__(self, device: str = "cpu", track: Track | str | None = None):
         self.device = device
         self.track: Track = track if isinstance(track, Track) else get_track(track)
         self.draw = None
-        """The differential checks' arguments (``checker.draws.Draw``), set in each child before it measures."""
+        """The differential checks' arguments (``checker.setting.draws.Draw``), set in each child before it measures."""
 
     def prepare(self) -> Lab:
-        """Start the zygote now (``checker.zygote``): it imports torch, warms it up and computes the built-in
+        """Start the zygote now (``checker.sandbox.zygote``): it imports torch, warms it up and computes the built-in
         tracks' data once, beside the caller's own work, so no child repeats it. The caller itself needs
         no torch to grade: verdicts are judged from plain figures."""
-        from checker.zygote import prestart
-
         prestart()
         return self
 
     @property
     def data(self) -> LessonData:
         return self.track.split(0)
+
+
+def prepared_lab(device: str = "cpu", track=None) -> Lab:
+    """Import torch and scikit-learn once, build the lab; children fork from here.
+
+    That takes a few seconds: on a terminal a transient status line says so (on stderr).
+    """
+    if device != "cpu" and not device.startswith("cuda"):
+        raise UsageProblem(f"--device {device}: use cpu or cuda[:N]")
+    err = console(stderr=True)
+    if not err.is_terminal:
+        return _prepare(device, track)
+    with err.status("importing torch and scikit-learn…", spinner="dots"):
+        return _prepare(device, track)
+
+
+def _prepare(device: str, track=None) -> Lab:
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+    try:
+        return Lab(device=device, track=track).prepare()
+    except TrackError as exc:
+        raise UsageProblem(str(exc)) from None

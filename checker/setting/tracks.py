@@ -11,7 +11,7 @@ A track is a TOML file in ``tracks/`` (one per track) that declares:
   loss to get under) and convergence (epochs and lr of Adam, the validation accuracy to reach, and what
   the reference reaches, quoted in messages);
 - its **protocol**: the named groups of functions a loop file of the track defines
-  (``checker.protocol.PROTOCOLS``); a check runs on a track when every function it calls is declared by
+  (``checker.loopfile.protocol.PROTOCOLS``); a check runs on a track when every function it calls is declared by
   the track with the signature the check was written for;
 - where its **reference**, **mutants** and **katas** live (paths relative to the project root).
 
@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.catalogue import (
+from checker.base.errors import UsageProblem
+from checker.base.i18n import Message
+from checker.base.paths import TRACKS_DIR
+from checker.base.toml import (
     BOOL,
     FRACTION,
     INTS,
@@ -41,7 +44,7 @@ from checker.catalogue import (
     refuse_unknown,
     take,
 )
-from checker.i18n import Message
+from checker.loopfile.protocol import PROTOCOLS, functions_of
 
 DEFAULT = "moons"
 """The track of protocol v1, and of every command run without ``--track``."""
@@ -211,13 +214,11 @@ class Track:
     @property
     def functions(self) -> dict[str, Any]:
         """Every protocol function a loop file of this track defines, by name."""
-        from checker.protocol import functions_of
 
         return functions_of(self.protocol)
 
     def runs(self, check) -> bool:
         """Whether ``check`` applies: the track declares every function it calls, with the signature it expects."""
-        from checker.protocol import PROTOCOLS
 
         expected = {f.name: f for f in PROTOCOLS[check.protocol]}
         mine = self.functions
@@ -309,7 +310,6 @@ def _table(data: dict, fields: tuple[Field, ...], where: str) -> dict[str, Any]:
 
 
 def parse_track(path: Path, root: Path) -> Track:
-    from checker.protocol import PROTOCOLS
 
     raw = read_toml(path, TrackError)
     where = str(path)
@@ -344,7 +344,6 @@ def parse_track(path: Path, root: Path) -> Track:
 
 
 def tracks_dir() -> Path:
-    from checker.paths import TRACKS_DIR
 
     return TRACKS_DIR
 
@@ -395,3 +394,17 @@ def track_of_path(path: Path) -> Track | None:
                 if best is None or depth > best[0]:
                     best = (depth, track)
     return best[1] if best else None
+
+
+def track_named(name: str | None, path: str | None = None) -> Track:
+    """The track of a command: ``--track NAME``, else the track whose folders hold ``path``, else moons.
+
+    An unknown name (or a broken track file) is a UsageProblem naming the known tracks.
+    """
+    try:
+        if name:
+            return get_track(name)
+        found = track_of_path(Path(path)) if path else None
+        return found or get_track()
+    except TrackError as exc:
+        raise UsageProblem(f"--track: {exc}") from None
