@@ -108,10 +108,12 @@ def observed(lab) -> dict:
     jobs = []
     for track, who, args in sorted(runs, key=lambda r: -_settings(r[2]).epochs):  # longest first
         settings = _settings(args)
-        jobs.append(Job(Task("checker.grade.worker:run_target", (sources[track, who], f"{who}.py", settings, labs[track])),
+        jobs.append(Job(Task("checker.grade.worker:run_target",
+                             (sources[track, who], f"{who}.py", settings, labs[track])),
                         Limits(step_timeout=60.0 + settings.epochs), tag=("run", track, who, args)))
     for track, who, cid in sorted(checks):
-        jobs.append(Job(Task("checker.grade.worker:check_target", (sources[track, who], f"{who}.py", [cid], labs[track])),
+        jobs.append(Job(Task("checker.grade.worker:check_target",
+                             (sources[track, who], f"{who}.py", [cid], labs[track])),
                         Limits(),
                         tag=("check", track, who, cid)))
     results: dict = {}

@@ -272,7 +272,8 @@ def test_a_three_classes_kata_end_to_end_in_spanish(tmp_path):
     opened = kata("next", "--track", "three-classes", "--json", *work, cwd=ROOT)
     assert opened.returncode == 0, opened.stderr
     slug, path = json.loads(opened.stdout)["kata"], Path(json.loads(opened.stdout)["path"])
-    kata_ = next(k for k in __import__("checker.catalogue.katas", fromlist=["load_katas"]).load_katas() if k.slug == slug)
+    katas = __import__("checker.catalogue.katas", fromlist=["load_katas"]).load_katas()
+    kata_ = next(k for k in katas if k.slug == slug)
     assert kata_.track == "three-classes" and path.exists()
     declared = load_mutants(get_track("three-classes").mutants_dir)[kata_.mutant].killed_by
 

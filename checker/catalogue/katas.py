@@ -268,11 +268,6 @@ def find_kata(katas: list[Kata], name: str) -> Kata:
     raise UnknownKata(name, [k.slug for k in katas])
 
 
-def get_kata(slug: str, katas_dir: str | Path | None = None) -> Kata:
-    """One kata by slug (or number); UnknownKata when there is none."""
-    return find_kata(load_katas(katas_dir), slug)
-
-
 STARTER_HEADER = """kata {number:03d} · {slug}
 
 EN: One line of this training loop is wrong. See the symptom with `kata run {filename}`

@@ -70,10 +70,6 @@ class Proof:
     missing: tuple[str, ...] = ()
     """Declared checks that did not kill it."""
 
-    @property
-    def proven(self) -> bool:
-        return self.status in ("Killed", "Timeout") and not self.missing
-
 
 def load_proofs(mutants_dir: Path) -> dict[str, Proof]:
     path = Path(mutants_dir) / PROOFS_FILE

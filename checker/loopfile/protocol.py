@@ -23,8 +23,6 @@ class ProtocolFunction:
         return tuple(object() for _ in self.positional), {k: None for k in self.keywords}
 
 
-PROTOCOL_VERSION = 1
-
 FUNCTIONS: tuple[ProtocolFunction, ...] = (
     ProtocolFunction("seed_everything", "seed_everything(seed=0)", (), ("seed",)),
     ProtocolFunction("make_data", "make_data(seed=0)", (), ("seed",)),

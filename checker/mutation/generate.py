@@ -480,7 +480,7 @@ def run_generated(
             cache.put(ref_source, {"verdicts": ref.verdicts, "messages": ref.messages, "error": ref.error})
         for r, report in zip(todo, reports[2:], strict=True):
             settle(r, report)
-            same = r.status == "Survived" and identical_behaviour(_figures(report), ref_figures, noisy)
+            same = r.status == SURVIVED and identical_behaviour(_figures(report), ref_figures, noisy)
             behaviour[r.mutant.id] = IDENTICAL if same else None
             if cache is not None:
                 cache.put(r.source or "", {"status": r.status, "reason": r.reason, "checks": r.checks,

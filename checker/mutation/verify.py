@@ -21,6 +21,7 @@ import difflib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +30,25 @@ from checker.checks import ordered_ids
 from checker.grade.grading import Submission, grade
 from checker.setting.draws import Draw
 
-KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED = (
-    "Killed",
-    "Survived",
-    "Timeout",
-    "RuntimeError",
-    "CompileError",
-    "Ignored",
-)
-STATUSES = (KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED)
+
+class MutantStatus(str, Enum):
+    """What verify found for one mutant; the value is what reports, JSON and ``proofs.json`` say."""
+
+    KILLED = "Killed"
+    SURVIVED = "Survived"
+    TIMEOUT = "Timeout"
+    RUNTIME_ERROR = "RuntimeError"
+    COMPILE_ERROR = "CompileError"
+    IGNORED = "Ignored"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED = MutantStatus
 REFERENCE_NAME = "solutions/loop.py"
 SEED_SUFFIX = """
 
@@ -49,7 +60,7 @@ seed_everything({seed})
 @dataclass
 class MutantResult:
     mutant: Mutant
-    status: str
+    status: MutantStatus
     reason: str = ""
     source: str | None = None
     checks: dict[str, str] = field(default_factory=dict)
@@ -111,7 +122,7 @@ class Verification:
     seconds: dict[str, float] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
 
-    def count(self, status: str) -> int:
+    def count(self, status: MutantStatus) -> int:
         return sum(r.status == status for r in self.results)
 
     @property

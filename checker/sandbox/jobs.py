@@ -160,10 +160,6 @@ class Outcome:
     memory_exceeded: bool = False
     seconds: float = 0.0
 
-    @property
-    def crashed(self) -> bool:
-        return not self.finished and self.timed_out_step is None
-
 
 def _virtual_size() -> int:
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,3 @@ class Draw:
             train_epoch=train(1, scheduled=False), fit=train(3, scheduled=True),
             evaluate_seed=seed(), evaluate_rows=rng.randrange(min(7, n_val - 1), n_val),
         )
-
-    def as_dict(self) -> dict:
-        return asdict(self)
