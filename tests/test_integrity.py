@@ -3,8 +3,8 @@
 Each attack in tests/corpus/attacks/ is appended to a broken loop (the ``zero-grad-missing`` mutant: no
 ``optimizer.zero_grad()``, so ``steps.fresh_grads`` fails) and graded; none may be reported as passing,
 and the tests say which layer stops it (checker/sandbox/hardening.py, checker/sandbox/tamper.py, the signed
-event pipe in checker/sandbox/jobs.py, checker/grade/integrity.py). The class-folder attacks run through a real ``kata grade``
-process, with a correct and a broken classmate beside them. Then: what must keep working (DataLoader
+event pipe in checker/sandbox/jobs.py, checker/grade/integrity.py). The class-folder attacks run through a real
+``kata grade`` process, with a correct and a broken classmate beside them. Then: what must keep working (DataLoader
 workers, every correct loop free of integrity flags) and the kernel layers, one by one, in a child.
 """
 
