@@ -762,6 +762,7 @@ def test_verify_on_main_kills_every_mutant_for_its_declared_reasons(lab):
 
 
 def test_verify_reads_the_mutants_once_and_records_the_proof(runner, tmp_path, monkeypatch):
+    import checker.author.actions
     import checker.catalogue.mutants
     import checker.mutation.verify
     from checker.cli import main
@@ -776,6 +777,7 @@ def test_verify_reads_the_mutants_once_and_records_the_proof(runner, tmp_path, m
 
     monkeypatch.setattr(checker.catalogue.mutants, "load_mutants", counting)
     monkeypatch.setattr(checker.mutation.verify, "load_mutants", counting)
+    monkeypatch.setattr(checker.author.actions, "load_mutants", counting)
     result = runner.invoke(main, ["mutants", "verify", "--seeds", "1", "-q"], env={"KATA_MUTANTS_DIR": str(tmp_path)})
     assert result.exit_code == 0, result.output
     assert len(calls) == 1

@@ -87,8 +87,8 @@ def test_a_zygote_that_cannot_start_is_one_clear_line_and_exit_2(tmp_path, monke
     monkeypatch.setattr(module, "_zygote", broken)
     monkeypatch.setattr(module, "_zygote_owner", __import__("os").getpid())
     monkeypatch.setattr(module.sys, "executable", "/bin/false")  # the interpreter cannot run
-    result = CliRunner().invoke(main, ["check", str(__import__("checker.base.paths").paths.SOLUTIONS_DIR / "loop.py"),
-                                       "--only", "data.lesson"])
+    solutions = __import__("checker.base.paths").base.paths.SOLUTIONS_DIR
+    result = CliRunner().invoke(main, ["check", str(solutions / "loop.py"), "--only", "data.lesson"])
     broken.stop()
     assert result.exit_code == 2, result.output
     assert "could not start" in result.output and "Traceback" not in result.output
