@@ -65,7 +65,7 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     if batch_size > chosen.data.n_train:
         raise click.BadParameter(f"{batch_size} is more than the {chosen.data.n_train} training examples of track "
                                  f"{chosen.id!r}", param_hint="'--batch-size'")
-    sources = run_sources(path, lesson, compare, track=chosen)
+    sources = run_sources(path, lesson, compare, track=chosen, lang=current_lang(None))
     lab = prepared_lab(device, chosen)
     results = figures_or_usage_error(lambda: run_files(sources, settings, lab))
     if plot:
@@ -126,7 +126,7 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
         if value > chosen.data.n_train:
             raise click.BadParameter(f"{value} is more than the {chosen.data.n_train} training examples of track "
                                      f"{chosen.id!r}", param_hint=f"'{name}'")
-    sources = run_sources(path, lesson, track=chosen)
+    sources = run_sources(path, lesson, track=chosen, lang=current_lang(options.lang))
     lab = prepared_lab("cpu", chosen)
     trace = figures_or_usage_error(lambda: measure(sources, [settings], lab, what="trace"))[0]
     if as_json:

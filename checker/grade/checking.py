@@ -23,7 +23,7 @@ def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ..
     from checker.checks import ordered_ids
     from checker.setting.tracks import track_named
 
-    source, filename = read_loop_file(path)
+    source, filename = read_loop_file(path, lang)
     track = track or track_named(None)
     try:
         ids = ordered_ids(list(only) or None, device=device, track=track)

@@ -309,8 +309,10 @@ def run_files(sources: Sequence[tuple[str, str]], settings: RunSettings, lab) ->
 # ---------------------------------------------------------------------------------------------
 # for the command line
 
-def run_sources(path: str | None, lesson: bool, *more: str | None, track=None) -> list[tuple[str, str]]:
-    """(source, filename) for PATH or the lesson's loop (``track``'s reference), then for each further path."""
+def run_sources(path: str | None, lesson: bool, *more: str | None, track=None,
+                lang: str | None = None) -> list[tuple[str, str]]:
+    """(source, filename) for PATH or the lesson's loop (``track``'s reference), then for each further path
+    (``lang``: the language of a problem's message)."""
     if lesson == (path is not None):
         raise UsageProblem("give a loop file (PATH) or --lesson, one of the two")
     if lesson:
@@ -318,8 +320,8 @@ def run_sources(path: str | None, lesson: bool, *more: str | None, track=None) -
 
         first = ((track or get_track()).reference.read_text(encoding="utf-8"), "lesson-loop.py")
     else:
-        first = read_loop_file(path)
-    return [first, *(read_loop_file(p) for p in more if p)]
+        first = read_loop_file(path, lang)
+    return [first, *(read_loop_file(p, lang) for p in more if p)]
 
 
 def figures_or_usage_error(call):

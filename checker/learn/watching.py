@@ -143,7 +143,7 @@ class Watch:
             return passed, summary, lambda: print_practice(session, self.kata, verdicts, exercise, out)
 
         try:
-            source, filename = read_loop_file(str(self.target))
+            source, filename = read_loop_file(str(self.target), session.lang)
         except UsageProblem as exc:
             problem = exc.message
             return None, self._cannot, lambda: out.print(escape(problem))
