@@ -617,10 +617,15 @@ CLI_ALLOWED: dict[str, set[str]] = {
     "checker.cli.common": {"Options", "pass_options", "_store", "stored_lang_option", "session_options",
                            "lang_option", "track_option", "current_lang", "current_workdir"},
     # the commands put on the `kata` group, as one tuple and one call
-    "checker.cli.learner": {"COMMANDS", "register"},
-    "checker.cli": {"register_learner"},  # the call that registers them (main.add_command(...) is allowed)
-    # --lesson's help text, shared by the run and trace options
-    "checker.cli.run": {"LESSON_HELP"},
+    "checker.cli.learner": {"COMMANDS", "register", "confirm"},  # and the reset question, asked with click
+    "checker.cli": {"register_learner",  # the call that registers them (main.add_command(...) is allowed)
+                    # the group, and the click errors it turns a sandbox that cannot start, or a
+                    # checker.base.errors.Failure raised below the command line, into
+                    "_Kata", "SandboxUnavailable", "Said"},
+    # --lesson's help text, shared by the run and trace options; `kata run`'s flags parsed by click for
+    # `kata new --check` (passed down to checker.author.quotes)
+    "checker.cli.run": {"LESSON_HELP", "run_settings_of"},
+    "checker.cli.instructor": {"_ask"},  # the slug question of `kata new`, asked with click
 }
 
 
