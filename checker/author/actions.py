@@ -137,7 +137,6 @@ class StderrProgress:
     """Progress on stderr: a live bar on a terminal, one line per finished loop otherwise."""
 
     def __init__(self, total: int, quiet: bool, count: int | None = None):
-
         self.quiet = quiet
         self.count, self.finished = count, 0
         self.out = console(stderr=True)

@@ -591,7 +591,6 @@ def _blame(mine: dict, ref: dict) -> Message:
 
 
 def _setting(draw: dict) -> Message:
-
     return _describe(TrainDraw(**draw))
 
 

@@ -431,7 +431,6 @@ def _one_crash_shown_once(checks: list[CheckResult], lang: str) -> None:
 
 
 def _integrity(sub: Submission, lang: str) -> list[str]:
-
     return review_reasons(sub.source, sub.filename, lang=lang)
 
 

@@ -69,12 +69,10 @@ SEED_RUN = {"optimizer": "adam", "lr": 0.01, "epochs": 30}
 
 
 def _reference() -> tuple[str, str]:
-
     return REFERENCE.read_text(encoding="utf-8"), "lesson-loop.py"
 
 
 def measure_trace(lab) -> dict[str, tuple[Any, Message]]:
-
     trace = measure([_reference()], [TRACE], lab, what="trace")[0]
     first = [b for b in trace["batches"] if b["epoch"] == 1]
     second = [b for b in trace["batches"] if b["epoch"] == 2]
@@ -98,7 +96,6 @@ def measure_trace(lab) -> dict[str, tuple[Any, Message]]:
 
 
 def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
-
     runs = measure([_reference()] * len(BATCH_SIZES),
                    [RunSettings(**BATCH_RUN, batch_size=b) for b in BATCH_SIZES], lab)
     last = {b: r["history"][-1]["train_loss"] for b, r in zip(BATCH_SIZES, runs, strict=True)}
@@ -117,7 +114,6 @@ def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
 
 
 def measure_seed_sources(lab) -> dict[str, tuple[Any, Message]]:
-
     pairs = [(s, 0) for s in SEEDS] + [(0, s) for s in SEEDS if s != 0] + [(0, 0)]
     runs = measure([_reference()] * len(pairs),
                    [RunSettings(**SEED_RUN, seed_loader=lo, seed_model=mo) for lo, mo in pairs], lab)

@@ -184,7 +184,6 @@ def mutant_of(session: Session, kata: Kata) -> str:
 
 
 def _notebook(kata: Kata, source: str, lang: str) -> str:
-
     return starter_notebook(kata, lang, source)
 
 

@@ -87,7 +87,6 @@ class Watch:
     """One `kata watch`: the file watched, the kata it belongs to (if any), how to re-check it."""
 
     def __init__(self, session: Session, target: Path, kata: Kata | None, device: str, stay: bool):
-
         self.session, self.target, self.kata, self.stay, self.device = session, target, kata, stay, device
         self.out = out()
         self.labs: dict[str, object] = {}

@@ -370,7 +370,6 @@ class VerdictCache:
         self.data[self.key(source)] = entry
 
     def save(self) -> None:
-
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, json.dumps(self.data))

@@ -186,7 +186,6 @@ def _mutant_entry(v: Verification, r: MutantResult) -> dict[str, Any]:
 
 
 def stryker_report(v: Verification) -> dict[str, Any]:
-
     versions = {}
     for name in ("torch", "libcst", "sklearn"):
         module = sys.modules.get(name)
@@ -284,5 +283,4 @@ def render_html(v: Verification) -> str:
 
 
 def write_html(v: Verification, path: str | Path) -> None:
-
     atomic_write(Path(path), render_html(v))

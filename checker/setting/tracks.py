@@ -310,7 +310,6 @@ def _table(data: dict, fields: tuple[Field, ...], where: str) -> dict[str, Any]:
 
 
 def parse_track(path: Path, root: Path) -> Track:
-
     raw = read_toml(path, TrackError)
     where = str(path)
     refuse_unknown(raw, [f.name for f in TRACK_FIELDS], where, TrackError)
@@ -344,7 +343,6 @@ def parse_track(path: Path, root: Path) -> Track:
 
 
 def tracks_dir() -> Path:
-
     return TRACKS_DIR
 
 
