@@ -260,7 +260,8 @@ def test_a_third_track_added_by_contributing_verifies_and_grades(project, tmp_pa
     assert rows["alice.py"]["data.lesson"] == "pass"
     after = {p.relative_to(ROOT / "checker"): p.read_bytes() for p in (ROOT / "checker").rglob("*.py")}
     assert before == after
-    assert (project / "checker" / "tracks.py").read_bytes() == (ROOT / "checker" / "tracks.py").read_bytes()
+    tracks_module = Path("checker") / "setting" / "tracks.py"
+    assert (project / tracks_module).read_bytes() == (ROOT / tracks_module).read_bytes()
 
 
 def test_a_three_classes_kata_end_to_end_in_spanish(tmp_path):
