@@ -2,7 +2,7 @@
 
 Public API:
 - ``load_mutants(mutants_dir=None) -> dict[id, Mutant]``: every mutant file, read into typed
-  dataclasses by ``checker.catalogue.proofs``'s loader; a bad file raises ``MutantFileError`` naming the
+  dataclasses by ``checker.base.toml``'s loader; a bad file raises ``MutantFileError`` naming the
   file and the field;
 - ``apply(mutant, reference_source) -> str``: the reference with the mutant's steps applied, comments
   and layout kept; a target that matches no place or several raises ``MutantError`` naming both;
