@@ -66,7 +66,7 @@ def main() -> None:
     }
     if args.tracks:
         sys.path.insert(0, str(ROOT))
-        from checker.tracks import all_tracks
+        from checker.setting.tracks import all_tracks
 
         for track in all_tracks().values():
             if track.id != "moons":

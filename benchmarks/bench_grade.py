@@ -32,7 +32,7 @@ MUTANTS = ("zero-grad-missing", "scheduler-per-batch", "loss-tensor-kept", "no-g
 def class_folder(dest: Path) -> list[Path]:
     """20 submissions: the reference, correct rewrites, broken loops and mutants."""
     sys.path.insert(0, str(ROOT))
-    from checker.mutation import mutant_source
+    from checker.catalogue.mutants import mutant_source
 
     files = {"reference.py": (ROOT / "solutions" / "loop.py").read_text()}
     for path in sorted((ROOT / "tests" / "corpus" / "correct").glob("*.py"))[:5]:

@@ -38,7 +38,7 @@ def kata(*args: str) -> subprocess.CompletedProcess:
 
 
 def export(folder: Path, only: list[str]) -> list[Path]:
-    from checker.mutation import load_mutants, mutant_source, reference_source
+    from checker.catalogue.mutants import load_mutants, mutant_source, reference_source
 
     files = [folder / "reference.py"]
     files[0].write_text(reference_source())

@@ -11,8 +11,8 @@ import json
 import pytest
 import torch
 
+from checker.catalogue.mutants import mutant_source
 from checker.cli import main
-from checker.mutation import mutant_source
 from tests.conftest import REFERENCE
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -49,7 +49,7 @@ def test_an_installed_kata_finds_the_guide_inside_the_package(tmp_path, monkeypa
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
 
-    from checker import guide
+    from checker.learn import guide
 
     build = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
     assert build["force-include"]["docs/guide"] == "checker/_data/guide"

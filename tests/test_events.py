@@ -1,4 +1,4 @@
-"""The parent trusts no field: every event line is parsed against a strict schema (checker/events.py).
+"""The parent trusts no field: every event line is parsed against a strict schema (checker/sandbox/events.py).
 
 A child may be hostile and may hold the job's signing key (it runs in the same process as the code that
 sends), so a signed line proves only where it came from, never that it is well formed. These tests send
@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from checker.events import (
+from checker.sandbox.events import (
     MAX_DEPTH,
     MAX_LINE,
     Done,
@@ -27,7 +27,7 @@ from checker.events import (
     Tampered,
     parse,
 )
-from checker.sandbox import Job, Limits, run_job
+from checker.sandbox.jobs import Job, Limits, run_job
 
 
 def line(**event) -> bytes:
@@ -146,8 +146,8 @@ def test_an_endless_line_costs_bounded_memory_and_is_tampering():
 
 
 def test_a_fault_while_taking_an_event_marks_that_file_and_the_others_are_graded(lab, monkeypatch):
-    from checker.grading import Submission, _Grader, grade
-    from checker.paths import SOLUTIONS_DIR
+    from checker.base.paths import SOLUTIONS_DIR
+    from checker.grade.grading import Submission, _Grader, grade
 
     reference = (SOLUTIONS_DIR / "loop.py").read_text(encoding="utf-8")
     real = _Grader._on_event
@@ -165,7 +165,7 @@ def test_a_fault_while_taking_an_event_marks_that_file_and_the_others_are_graded
 
 
 def test_isolation_is_reported_per_submission(lab):
-    from checker.grading import Submission, _State
+    from checker.grade.grading import Submission, _State
 
     st = _State(Submission("", "x.py"), [], "en", None)
     st.isolation(Isolation("full"))
@@ -177,10 +177,10 @@ def test_isolation_is_reported_per_submission(lab):
 
 def test_every_format_says_how_the_children_were_isolated(runner):
     """`kata check --json` and Gradescope carry the children's isolation; a reduced one is said in words."""
+    from checker.base.paths import SOLUTIONS_DIR
     from checker.cli import main
-    from checker.formats import gradescope_results
-    from checker.grading import CheckResult, Report
-    from checker.paths import SOLUTIONS_DIR
+    from checker.grade.formats import gradescope_results
+    from checker.grade.grading import CheckResult, Report
 
     result = runner.invoke(main, ["check", str(SOLUTIONS_DIR / "loop.py"), "--json", "--only", "data.lesson"])
     data = json.loads(result.output)

@@ -16,8 +16,8 @@ import jsonschema
 import pytest
 
 from checker.cli import main
-from checker.formats import render_gradescope, render_junit
-from checker.grading import CheckResult, Report
+from checker.grade.formats import render_gradescope, render_junit
+from checker.grade.grading import CheckResult, Report
 from tests.conftest import REFERENCE
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "gradescope_results.schema.json").read_text())
@@ -251,7 +251,7 @@ def test_a_held_report_is_a_failed_integrity_case_in_junit():
 def test_a_held_report_is_not_shown_as_passing_in_text_or_json():
     from rich.console import Console
 
-    from checker.formats import render_json, render_text
+    from checker.grade.formats import render_json, render_text
 
     console = Console(record=True, width=120, color_system=None)
     render_text(held_report(), console)

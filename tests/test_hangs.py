@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from checker.checks import REGISTRY, ordered_ids
-from checker.grading import MAX_TIMEOUTS, PASS, SKIPPED, TIMEOUT, Submission, grade_one
-from checker.sandbox import Limits
+from checker.grade.grading import MAX_TIMEOUTS, PASS, SKIPPED, TIMEOUT, Submission, grade_one
+from checker.sandbox.jobs import Limits
 from tests.conftest import REFERENCE
 
 STEP = 4.0
@@ -87,7 +87,7 @@ def test_the_skip_message_is_in_spanish_too(lab):
 
 
 def _grader(lab, ids: list[str]):
-    from checker.grading import _Grader, _State
+    from checker.grade.grading import _Grader, _State
 
     st = _State(Submission("x = 1\n", "made_up.py"), ids, "en", None)
     grader = _Grader(lab, Limits(step_timeout=STEP), "en", None, None, [st])
@@ -95,7 +95,7 @@ def _grader(lab, ids: list[str]):
 
 
 def _timed_out(cid: str, group: list[str]):
-    from checker.sandbox import Job, Outcome
+    from checker.sandbox.jobs import Job, Outcome
 
     return Outcome(job=Job(lambda rep: None, Limits(step_timeout=STEP), tag=None), events=[], finished=False,
                    exit_status=-9, timed_out_step=cid, current_step=cid, output="", output_dropped=0)
@@ -129,7 +129,7 @@ def test_timeouts_no_function_explains_stop_the_rest_after_max_timeouts(lab):
 
 
 def test_a_later_timeout_explains_an_earlier_one(lab):
-    from checker.grading import _explain_hangs
+    from checker.grade.grading import _explain_hangs
 
     _, st = _grader(lab, [])
     st.unexplained.append(("loss.falls", STEP))  # fit or make_optimizer

@@ -209,8 +209,8 @@ def _every_field_is_explained(text: str) -> None:
 
 
 def test_kata_new_scaffolds_a_mutant_and_a_kata_that_load(runner, catalogue):
-    from checker.katas import load_katas
-    from checker.mutation import apply, load_mutants, reference_source
+    from checker.catalogue.katas import load_katas
+    from checker.catalogue.mutants import apply, load_mutants, reference_source
 
     mutants, katas = catalogue
     result = _new(runner, catalogue, "zero-grad-twice")
@@ -285,8 +285,8 @@ def test_kata_new_names_the_kata_after_the_symptom_and_asks_for_it(runner, catal
 def test_the_shipped_katas_are_no_drafts_and_their_proofs_are_current():
     """Every shipped kata is ready: texts, [symptom], and a proof in mutants/proofs.json that its mutant is
     killed, recorded for the mutant as it is now (test_mutation.py's full verify proves the kills again)."""
-    from checker.catalogue import drafts_of
-    from checker.katas import load_katas
+    from checker.catalogue.katas import load_katas
+    from checker.catalogue.proofs import drafts_of
 
     katas = load_katas(drafts=True)
     assert drafts_of(katas) == {}
@@ -295,9 +295,9 @@ def test_the_shipped_katas_are_no_drafts_and_their_proofs_are_current():
 def test_a_kata_without_symptom_or_with_a_survivor_is_a_draft(tmp_path, monkeypatch):
     import shutil
 
-    from checker.catalogue import Proof, draft_reasons, load_proofs
-    from checker.katas import load_katas
-    from checker.mutation import load_mutants, reference_source
+    from checker.catalogue.katas import load_katas
+    from checker.catalogue.mutants import load_mutants, reference_source
+    from checker.catalogue.proofs import Proof, draft_reasons, load_proofs
     from tests.conftest import ROOT
 
     folder = tmp_path / "katas"
@@ -326,7 +326,7 @@ def test_a_kata_without_symptom_or_with_a_survivor_is_a_draft(tmp_path, monkeypa
 
 def test_the_catalogue_doc_is_generated_from_the_data():
     """docs/katas.md is what `kata mutants doc` writes from the kata and mutant files, byte for byte."""
-    from checker.authoring import catalogue_markdown
+    from checker.author.authoring import catalogue_markdown
     from tests.conftest import ROOT
 
     committed = (ROOT / "docs" / "katas.md").read_text(encoding="utf-8")
@@ -474,7 +474,7 @@ def twenty(tmp_path_factory):
     """20 submissions (the reference and 19 mutants), graded once with a course file."""
     from click.testing import CliRunner
 
-    from checker.mutation import load_mutants, mutant_source
+    from checker.catalogue.mutants import load_mutants, mutant_source
 
     folder = tmp_path_factory.mktemp("twenty")
     (folder / "s00_reference.py").write_text(REFERENCE.read_text())
@@ -516,8 +516,8 @@ def test_a_course_file_weighs_the_checks_that_count(twenty):
 
 
 def test_each_student_gets_a_feedback_file_with_what_failed_and_what_to_read(twenty):
-    from checker.katas import load_katas
-    from checker.mutation import load_mutants
+    from checker.catalogue.katas import load_katas
+    from checker.catalogue.mutants import load_mutants
 
     folder, _, out, _ = twenty
     results = {e["submission"]: e for e in json.loads((out / "results.json").read_text())}
@@ -589,8 +589,8 @@ def test_bad_course_files_are_usage_errors(tmp_path, runner):
 
 
 def test_integrity_reasons_reach_the_csv_and_the_feedback(tmp_path):
-    from checker.gradebook import Course, write_gradebook
-    from checker.grading import CheckResult, Report
+    from checker.grade.gradebook import Course, write_gradebook
+    from checker.grade.grading import CheckResult, Report
 
     report = Report("sneaky.py", checks=[CheckResult("steps.overfit", "steps", "overfit 8", "pass", "ok")])
     report.integrity = ["reads the file it is graded from"]
@@ -604,9 +604,9 @@ def test_integrity_reasons_reach_the_csv_and_the_feedback(tmp_path):
 def test_grade_files_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     import os
 
-    from checker import catalogue
-    from checker.gradebook import Course, write_gradebook
-    from checker.grading import CheckResult, Report
+    from checker.catalogue import proofs as catalogue
+    from checker.grade.gradebook import Course, write_gradebook
+    from checker.grade.grading import CheckResult, Report
 
     (tmp_path / "grades.csv").write_text("the old grades\n")
     report = Report("a.py", checks=[CheckResult("steps.overfit", "steps", "overfit 8", "fail", "no")])
@@ -625,7 +625,7 @@ def test_grade_files_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
 
 
 def test_changes_name_what_moved_in_english_and_spanish():
-    from checker.gradebook import changes_markdown, compare
+    from checker.grade.gradebook import changes_markdown, compare
 
     before = [{"submission": "a.py", "score": 0.5, "checks": [{"id": "steps.overfit", "status": "fail"}]},
               {"submission": "gone.py", "score": 1.0, "checks": []},
@@ -650,20 +650,21 @@ def test_kata_new_check_measures_the_numbers_a_story_quotes(lab):
     """A [symptom] quote is trained as `kata run` trains it: a true one passes, a false one is named."""
     import dataclasses
 
-    from checker.catalogue import false_quotes
-    from checker.katas import load_katas
-    from checker.mutation import mutant_source, reference_source
+    from checker.author.quotes import false_quotes
+    from checker.catalogue.katas import load_katas
+    from checker.catalogue.mutants import mutant_source, reference_source
+    from checker.cli.run import run_settings_of
 
     kata = next(k for k in load_katas() if k.slug == "falls-then-rises")
     mutant, reference = mutant_source(kata.mutant), reference_source()
-    assert false_quotes(kata, mutant, reference, lab) == []
+    assert false_quotes(kata, mutant, reference, lab, parse_flags=run_settings_of) == []
     run, epoch, column, text = kata.symptom["quotes"][0]
     wrong = f"{float(text) + 0.0101:.4f}"
     bent = dataclasses.replace(kata, symptom={**kata.symptom, "quotes": [[run, epoch, column, wrong]]})
-    assert false_quotes(bent, mutant, reference, lab) == [
+    assert false_quotes(bent, mutant, reference, lab, parse_flags=run_settings_of) == [
         f"the story quotes {wrong} for the {run}'s {column} at epoch {epoch}, but `kata run` prints {text} there"]
     bad_flags = dataclasses.replace(kata, try_args=("--epochs", "ten"))
-    (reason,) = false_quotes(bad_flags, mutant, reference, lab, "es")
+    (reason,) = false_quotes(bad_flags, mutant, reference, lab, "es", parse_flags=run_settings_of)
     assert "no son opciones de `kata run`" in reason
 
 
@@ -671,7 +672,7 @@ def test_the_documented_course_file_loads(tmp_path):
     import re
 
     from checker.checks import REGISTRY
-    from checker.gradebook import load_course
+    from checker.grade.gradebook import load_course
     from tests.conftest import ROOT
 
     (example,) = re.findall(r"```toml\n(.*?)```", (ROOT / "docs" / "grading.md").read_text(), re.S)

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from checker.instruments import (
+from checker.setting.instruments import (
     ForwardProbe,
     HostTensor,
     RecordingSGD,
@@ -26,7 +26,7 @@ from checker.instruments import (
 
 @pytest.fixture(scope="module")
 def data():
-    from checker.tracks import get_track
+    from checker.setting.tracks import get_track
 
     return get_track("moons").split(0)
 

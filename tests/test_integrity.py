@@ -2,9 +2,9 @@
 
 Each attack in tests/corpus/attacks/ is appended to a broken loop (the ``zero-grad-missing`` mutant: no
 ``optimizer.zero_grad()``, so ``steps.fresh_grads`` fails) and graded; none may be reported as passing,
-and the tests say which layer stops it (checker/hardening.py, checker/tamper.py, the signed event pipe in
-checker/sandbox.py, checker/integrity.py). The class-folder attacks run through a real ``kata grade``
-process, with a correct and a broken classmate beside them. Then: what must keep working (DataLoader
+and the tests say which layer stops it (checker/sandbox/hardening.py, checker/sandbox/tamper.py, the signed
+event pipe in checker/sandbox/jobs.py, checker/grade/integrity.py). The class-folder attacks run through a real
+``kata grade`` process, with a correct and a broken classmate beside them. Then: what must keep working (DataLoader
 workers, every correct loop free of integrity flags) and the kernel layers, one by one, in a child.
 """
 
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from checker import hardening
-from checker.integrity import review_reasons
-from checker.sandbox import Job, Limits, run_job, run_jobs
+from checker.grade.integrity import review_reasons
+from checker.sandbox import hardening
+from checker.sandbox.jobs import Job, Limits, run_job, run_jobs
 from tests.test_sandbox import kata_check, processes_with
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +36,7 @@ ROOTED = LINUX and os.geteuid() == 0
 
 
 def broken_loop() -> str:
-    from checker.mutation import mutant_source
+    from checker.catalogue.mutants import mutant_source
 
     source = mutant_source("zero-grad-missing")
     return source[: source.index(MAIN_GUARD)] if MAIN_GUARD in source else source
@@ -322,9 +322,9 @@ def test_a_correct_loop_with_ordinary_extras_passes(runner, tmp_path):
 
 
 def test_no_correct_loop_is_flagged():
-    from checker.katas import load_katas, starter_source
-    from checker.mutation import mutant_source, reference_source
-    from checker.tracks import all_tracks
+    from checker.catalogue.katas import load_katas, starter_source
+    from checker.catalogue.mutants import mutant_source, reference_source
+    from checker.setting.tracks import all_tracks
 
     sources = {"solutions/loop.py": REFERENCE}
     sources.update({str(t.reference_path): reference_source(t) for t in all_tracks().values()})
@@ -348,11 +348,11 @@ def test_memory_buffers_are_not_file_access(code):
 
 
 @pytest.mark.parametrize("code, expected", [
-    ("import checker.instruments", "kata's own code"),
+    ("import checker.setting.instruments", "kata's own code"),
     ("import io\nio.open('answers.json')", "io.open"),
     ("from io import FileIO", "io.FileIO"),
     ("from solutions.loop import fit", "kata's own code"),
-    ("import sys\nok = 'checker.instruments' in sys.modules", "sys.modules"),
+    ("import sys\nok = 'checker.setting.instruments' in sys.modules", "sys.modules"),
     ("exec('x = 1')", "exec()"),
     ("__import__('os')", "__import__()"),
     ("import gc\ngc.get_objects()", "gc"),

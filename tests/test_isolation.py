@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from checker import hardening
-from checker.integrity import review_reasons
-from checker.paths import SOLUTIONS_DIR
-from checker.sandbox import Job, Limits, run_job
+from checker.base.paths import SOLUTIONS_DIR
+from checker.grade.integrity import review_reasons
+from checker.sandbox import hardening
+from checker.sandbox.jobs import Job, Limits, run_job
 from tests.test_integrity import ONLY_ARGS, broken_loop
 from tests.test_sandbox import kata_check
 
@@ -157,10 +157,10 @@ def test_no_probe_reads_what_a_child_must_not_see(runner, classroom, technique, 
 
 @KERNEL
 def test_a_probe_graded_in_a_class_reads_no_classmate(tmp_path):
-    """Through checker.grading.grade, as `kata grade` runs it: every submission's folder is hidden."""
-    from checker.grading import Submission, grade
-    from checker.tracks import get_track
-    from checker.usage import prepared_lab
+    """Through checker.grade.grading.grade, as `kata grade` runs it: every submission's folder is hidden."""
+    from checker.grade.grading import Submission, grade
+    from checker.setting.lab import prepared_lab
+    from checker.setting.tracks import get_track
 
     folder = tmp_path / "submissions"
     folder.mkdir()
@@ -371,8 +371,8 @@ def test_isolation_level_names_each_missing_layer():
 
 @pytest.mark.skipif(not LINUX, reason="the kernel layers are Linux's")
 def test_the_default_hide_list_names_every_data_folder(tmp_path, monkeypatch):
-    from checker.paths import KATAS_DIR, MUTANTS_DIR, TRACKS_DIR
-    from checker.tracks import all_tracks, hidden_paths
+    from checker.base.paths import KATAS_DIR, MUTANTS_DIR, TRACKS_DIR
+    from checker.setting.tracks import all_tracks, hidden_paths
 
     course = tmp_path / "course"
     (course / "tracks").mkdir(parents=True)

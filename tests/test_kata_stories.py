@@ -1,6 +1,6 @@
 """Every kata's story is true.
 
-For each kata, its mutant (``checker.mutation.mutant_source``) is trained in the sandbox exactly as
+For each kata, its mutant (``checker.catalogue.mutants.mutant_source``) is trained in the sandbox exactly as
 ``kata run`` trains it with the kata's ``[try] args``. The test then asserts
 - the symptom the story describes (the kata's ``[symptom]`` table), and that the reference loop run
   with the same flags does NOT show it;
@@ -40,10 +40,10 @@ import re
 
 import pytest
 
+from checker.base.term import fmt
+from checker.catalogue.katas import load_katas
 from checker.checks.base import judging
-from checker.katas import load_katas
-from checker.term import fmt
-from checker.tracks import get_track
+from checker.setting.tracks import get_track
 
 KATAS = [k for k in load_katas() if k.practice is None]  # practice katas break no loop: tests/test_practice.py
 REF = "reference"
@@ -66,7 +66,7 @@ SYMPTOMS: dict[str, dict] = {k.slug: _claim(k.symptom) for k in KATAS if k.sympt
 def _settings(args: tuple[str, ...]):
     """The settings `kata run` would train with, from its own option parsing of the flags."""
     from checker.cli.run import run_cmd
-    from checker.runs import RunSettings
+    from checker.grade.runs import RunSettings
 
     return RunSettings.from_options(**run_cmd.make_context("run", ["loop.py", *args]).params)
 
@@ -90,11 +90,11 @@ def _needed() -> tuple[set, set]:
 @pytest.fixture(scope="module")
 def observed(lab) -> dict:
     """Every run and check the stories need, each on its kata's track, as one batch of sandboxed children."""
+    from checker.catalogue.mutants import mutant_source, reference_source
     from checker.checks import REGISTRY
-    from checker.lab import Lab
-    from checker.mutation import mutant_source, reference_source
-    from checker.sandbox import Job, Limits, run_jobs
-    from checker.zygote import Task
+    from checker.sandbox.jobs import Job, Limits, run_jobs
+    from checker.sandbox.zygote import Task
+    from checker.setting.lab import Lab
 
     runs, checks = _needed()
     labs = {"moons": lab}
@@ -108,10 +108,12 @@ def observed(lab) -> dict:
     jobs = []
     for track, who, args in sorted(runs, key=lambda r: -_settings(r[2]).epochs):  # longest first
         settings = _settings(args)
-        jobs.append(Job(Task("checker.worker:run_target", (sources[track, who], f"{who}.py", settings, labs[track])),
+        jobs.append(Job(Task("checker.grade.worker:run_target",
+                             (sources[track, who], f"{who}.py", settings, labs[track])),
                         Limits(step_timeout=60.0 + settings.epochs), tag=("run", track, who, args)))
     for track, who, cid in sorted(checks):
-        jobs.append(Job(Task("checker.worker:check_target", (sources[track, who], f"{who}.py", [cid], labs[track])),
+        jobs.append(Job(Task("checker.grade.worker:check_target",
+                             (sources[track, who], f"{who}.py", [cid], labs[track])),
                         Limits(),
                         tag=("check", track, who, cid)))
     results: dict = {}
@@ -288,7 +290,7 @@ def test_catalogue_doc_lists_every_kata() -> None:
 def test_each_tracks_catalogue_page_is_up_to_date(track) -> None:
     from pathlib import Path
 
-    from checker.authoring import catalogue_markdown
+    from checker.author.authoring import catalogue_markdown
 
     page = Path(__file__).resolve().parent.parent / "docs" / f"katas-{track}.md"
     assert page.read_text(encoding="utf-8") == catalogue_markdown(track=get_track(track)), (
@@ -299,10 +301,10 @@ def test_each_tracks_catalogue_page_is_up_to_date(track) -> None:
 def test_every_starter_fails_kata_check_for_its_mutants_reasons(track, lab) -> None:
     """The file a learner gets (the mutant without comments, with the kata header) fails the battery of its
     track, on at least the checks its mutant declares; the reference passes it (the learner's goal exists)."""
-    from checker.grading import Submission, grade
-    from checker.katas import starter_source
-    from checker.lab import Lab
-    from checker.mutation import load_mutants, reference_source
+    from checker.catalogue.katas import starter_source
+    from checker.catalogue.mutants import load_mutants, reference_source
+    from checker.grade.grading import Submission, grade
+    from checker.setting.lab import Lab
 
     setting = get_track(track)
     lab = lab if track == "moons" else Lab(track=setting).prepare()

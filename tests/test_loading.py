@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checker.loading import LoopFileError, compile_source, load_loop, protocol_problems, read_source
-from checker.protocol import BY_NAME, FUNCTIONS
+from checker.base.errors import LoopFileError
+from checker.loopfile.loading import compile_source, load_loop, protocol_problems, read_source
+from checker.loopfile.protocol import BY_NAME, FUNCTIONS
 
 
 def test_reference_loads_and_follows_the_protocol(reference_source):

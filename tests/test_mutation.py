@@ -13,7 +13,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from checker.mutation import (
+from checker.catalogue.mutants import (
     Mutant,
     MutantError,
     MutantFileError,
@@ -23,7 +23,7 @@ from checker.mutation import (
     mutant_source,
     parse_mutant,
 )
-from checker.mutation.operators import OPERATORS, TargetError, apply_step, describe
+from checker.catalogue.operators import OPERATORS, TargetError, apply_step, describe
 from tests.conftest import ROOT
 
 MUTANT_IDS = {
@@ -127,7 +127,7 @@ def test_move_statement_out_of_the_loop_and_back_in():
 
 
 def test_move_statement_into_itself_is_refused():
-    from checker.mutation.operators import OperatorError
+    from checker.catalogue.operators import OperatorError
 
     with pytest.raises(OperatorError, match="inside it"):
         run_op("move_statement", "for x, y in loader", anchor="loss.backward()")
@@ -142,7 +142,7 @@ def test_swap_statements_swaps_with_the_next_one_and_keeps_comments():
 
 
 def test_swap_statements_needs_a_next_statement():
-    from checker.mutation.operators import OperatorError
+    from checker.catalogue.operators import OperatorError
 
     with pytest.raises(OperatorError, match="last statement"):
         run_op("swap_statements", "optimizer.step()")
@@ -223,7 +223,7 @@ def test_set_keyword_adds_or_changes_a_keyword_argument():
     assert "torch.optim.SGD(model.parameters(), lr=lr / 10)\n" in changed_
     betas = _aim("set_keyword", "torch.optim.Adam", keyword="betas", value="(0.5, 0.9)")
     assert "lr=lr, betas=(0.5, 0.9))" in betas
-    from checker.mutation.operators import OperatorError
+    from checker.catalogue.operators import OperatorError
 
     with pytest.raises(OperatorError, match="already"):
         _aim("set_keyword", "torch.optim.Adam", keyword="lr", value="lr")
@@ -281,7 +281,7 @@ def test_the_catalogue_covers_the_issues_faults():
 
 @pytest.mark.parametrize("mutant_id", sorted(load_mutants()))
 def test_every_mutant_applies_compiles_and_follows_protocol_v1(mutant_id, reference_source):
-    from checker.loading import load_loop
+    from checker.loopfile.loading import load_loop
 
     source = mutant_source(mutant_id)
     assert source != reference_source
@@ -409,7 +409,7 @@ def test_parse_mutant_rejects_an_equivalent_that_is_not_text(tmp_path):
 
 
 def _report(statuses: dict[str, str], error: str | None = None):
-    from checker.grading import CheckResult, Report
+    from checker.grade.grading import CheckResult, Report
 
     checks = [CheckResult(c, c.split(".")[0], c, s, f"{c} says {s}") for c, s in statuses.items()]
     return Report("f.py", checks=checks, error=error, error_kind="import" if error else None)
@@ -734,7 +734,7 @@ def test_the_html_report_escapes_what_authors_write():
 
 
 def test_a_declared_killer_that_does_not_kill_is_a_problem(lab):
-    from checker.mutation import load_mutants as load
+    from checker.catalogue.mutants import load_mutants as load
     from checker.mutation.verify import run_verify
 
     real = load()["lr-ignored"]
@@ -762,20 +762,22 @@ def test_verify_on_main_kills_every_mutant_for_its_declared_reasons(lab):
 
 
 def test_verify_reads_the_mutants_once_and_records_the_proof(runner, tmp_path, monkeypatch):
-    import checker.mutation
+    import checker.author.actions
+    import checker.catalogue.mutants
     import checker.mutation.verify
     from checker.cli import main
 
     shutil.copy(ROOT / "mutants" / "lr-ignored.toml", tmp_path)
     calls = []
-    real = checker.mutation.load_mutants
+    real = checker.catalogue.mutants.load_mutants
 
     def counting(*args, **kwargs):
         calls.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(checker.mutation, "load_mutants", counting)
+    monkeypatch.setattr(checker.catalogue.mutants, "load_mutants", counting)
     monkeypatch.setattr(checker.mutation.verify, "load_mutants", counting)
+    monkeypatch.setattr(checker.author.actions, "load_mutants", counting)
     result = runner.invoke(main, ["mutants", "verify", "--seeds", "1", "-q"], env={"KATA_MUTANTS_DIR": str(tmp_path)})
     assert result.exit_code == 0, result.output
     assert len(calls) == 1
@@ -784,7 +786,7 @@ def test_verify_reads_the_mutants_once_and_records_the_proof(runner, tmp_path, m
 
 
 def test_mutants_doc_prints_or_writes_the_catalogue_page(runner, tmp_path):
-    from checker.authoring import catalogue_markdown
+    from checker.author.authoring import catalogue_markdown
     from checker.cli import main
 
     printed = runner.invoke(main, ["mutants", "doc"])

@@ -41,7 +41,7 @@ def test_wheel_declares_the_kata_command(wheel):
 
 def test_installed_layout_finds_the_data(tmp_path, monkeypatch):
     """Without the checkout's folders beside the package, the paths fall back to checker/_data."""
-    import checker.paths as paths
+    import checker.base.paths as paths
 
     monkeypatch.setattr(paths, "_PACKAGE", tmp_path / "site-packages" / "checker")
     assert paths._data_dir("katas") == tmp_path / "site-packages" / "checker" / "_data" / "katas"

@@ -18,9 +18,9 @@ from sklearn.model_selection import train_test_split
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from checker.catalogue.katas import load_katas
 from checker.cli import main
-from checker.katas import load_katas
-from checker.practice import BATCH_RUN, BATCH_SIZES, EXERCISES, SEED_RUN, SEEDS, TRACE
+from checker.learn.practice import BATCH_RUN, BATCH_SIZES, EXERCISES, SEED_RUN, SEEDS, TRACE
 
 PRACTICE = {k.practice.exercise: k for k in load_katas() if k.practice is not None}
 
@@ -84,8 +84,8 @@ def test_trace_measures_what_the_lesson_describes(lab) -> None:
 
 def test_a_broken_loop_measures_differently(lab) -> None:
     """The trace measures the file it runs: a loop that steps once per epoch shows one step."""
-    from checker.mutation import mutant_source
-    from checker.runs import measure
+    from checker.catalogue.mutants import mutant_source
+    from checker.grade.runs import measure
 
     trace = measure([(mutant_source("step-outside-loop"), "broken.py")], [TRACE], lab, what="trace")[0]
     assert trace["steps"] == [1, 1]

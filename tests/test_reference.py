@@ -12,8 +12,8 @@ from pathlib import Path
 from checker.checks import REGISTRY
 from checker.checks import memory as memory_checks
 from checker.checks import reference as ref
-from checker.draws import Draw, TrainDraw
-from checker.grading import ERROR, PASS, SKIPPED, Status, Submission, grade, grade_one
+from checker.grade.grading import ERROR, PASS, SKIPPED, Status, Submission, grade, grade_one
+from checker.setting.draws import Draw, TrainDraw
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = (ROOT / "solutions" / "loop.py").read_text()
@@ -230,8 +230,8 @@ def test_no_reference_answer_is_never_a_pass(tmp_path):
     """If the reference process dies, the differential checks are errors that say so, not passes."""
     import dataclasses
 
-    from checker.lab import Lab
-    from checker.tracks import get_track
+    from checker.setting.lab import Lab
+    from checker.setting.tracks import get_track
 
     dying = tmp_path / "loop.py"  # a reference whose make_data ends its process
     ending = "def make_data(seed=0):\n    import os\n    os._exit(3)\n"
@@ -246,9 +246,9 @@ def test_no_reference_answer_is_never_a_pass(tmp_path):
 
 def test_a_forged_second_answer_changes_nothing(lab):
     """The parent takes the first figures a child reports for a check and ignores any repeat."""
-    from checker.events import Measured
-    from checker.grading import _Grader, _State
-    from checker.sandbox import Job, Limits
+    from checker.grade.grading import _Grader, _State
+    from checker.sandbox.events import Measured
+    from checker.sandbox.jobs import Job, Limits
 
     st = _State(Submission(REFERENCE, "x.py"), ["steps.per_batch"], "en", None)
     grader = _Grader(lab, Limits(), "en", None, None)
@@ -271,7 +271,7 @@ def test_one_crash_is_shown_once(lab):
 
 
 def test_skipped_is_not_timeout(lab):
-    from checker.sandbox import Limits
+    from checker.sandbox.jobs import Limits
 
     source = REFERENCE.replace("    model.train()\n", "    model.train()\n    while True:\n        pass\n", 1)
     report = grade_one(source, "hang.py", lab, limits=Limits(step_timeout=1.0), workers=1, split=1,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from checker.cli import main
-from checker.draws import Draw
+from checker.setting.draws import Draw
 from tests.conftest import REFERENCE
 
 # a differential check of each kind of argument (a loader's, a training run's), and a fixed-setting check
@@ -85,7 +85,7 @@ def twice(folder, tmp_path_factory):
 
 
 def test_the_draw_derives_from_the_secret_and_the_code():
-    from checker.tracks import get_track
+    from checker.setting.tracks import get_track
 
     code = REFERENCE.read_bytes()
     draw = Draw.from_secret(b"s", code)
@@ -101,7 +101,7 @@ def test_the_draw_derives_from_the_secret_and_the_code():
 
 
 def test_the_seed_is_keyed_by_the_secret_and_the_track():
-    from checker.draws import secret_seed
+    from checker.setting.draws import secret_seed
 
     code = b"def f(): pass\n"
     assert secret_seed(b"k", code, "moons") == secret_seed(b"k", code, "moons")
@@ -246,7 +246,7 @@ def test_an_empty_secret_is_a_usage_error(command, secret, folder, tmp_path, run
 
 
 def test_changes_say_per_file_whether_it_changed_in_english_and_spanish():
-    from checker.gradebook import FileState, changes_markdown, compare, file_states
+    from checker.grade.gradebook import FileState, changes_markdown, compare, file_states
 
     before = [{"submission": "same.py", "score": 1.0, "sha256": "a" * 64, "checks": []},
               {"submission": "edited.py", "score": 0.5, "sha256": "b" * 64, "checks": []},

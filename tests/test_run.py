@@ -294,7 +294,7 @@ def test_json_is_strict_even_when_the_loss_is_nan(runner, lab, tmp_path, referen
 
 
 def test_sparkline_is_flat_below_print_precision():
-    from checker.term import sparkline
+    from checker.base.term import sparkline
 
     flat = [0.7520 + d for d in (0.00001, 0.00003, 0.0, 0.00002, 0.00004, 0.00003, 0.00004, 0.00001)]
     line = sparkline(flat)
@@ -304,7 +304,7 @@ def test_sparkline_is_flat_below_print_precision():
 
 
 def test_a_frozen_loss_draws_a_flat_curve_in_kata_run(runner, lab, tmp_path):
-    from checker.mutation import mutant_source
+    from checker.catalogue.mutants import mutant_source
 
     path = tmp_path / "frozen.py"
     path.write_text(mutant_source("backward-missing"))

@@ -47,7 +47,7 @@ def spawn_and_hang(marker: str) -> str:
 def own_children() -> set[int]:
     """Pids of live processes whose parent is this process (zombies count: they were not reaped), but for
     the zygote, which lives as long as this process by design."""
-    from checker.zygote import zygote
+    from checker.sandbox.zygote import zygote
 
     me, found = os.getpid(), set()
     for entry in os.listdir("/proc"):
@@ -312,7 +312,7 @@ def test_a_reused_descriptor_number_is_not_closed_under_a_later_child():
     gets the number A's event pipe had. Reaping A must leave C's pipe alone, or C is never heard
     from and ends as a timeout.
     """
-    from checker.sandbox import Job, Limits, run_jobs
+    from checker.sandbox.jobs import Job, Limits, run_jobs
 
     def a(rep):
         os.close(rep._fd)

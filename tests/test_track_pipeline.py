@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
+from checker.catalogue.mutants import apply, load_mutants
 from checker.checks import REGISTRY, ordered_ids
-from checker.loading import load_module
-from checker.mutation import apply, load_mutants
-from checker.protocol import BY_NAME, PROTOCOLS
-from checker.tracks import get_track
+from checker.loopfile.loading import load_module
+from checker.loopfile.protocol import BY_NAME, PROTOCOLS
+from checker.setting.tracks import get_track
 from tests.conftest import ROOT
 
 TRACK = "data-pipeline"
@@ -28,7 +28,7 @@ def track():
 
 @pytest.fixture(scope="module")
 def plab(track):
-    from checker.lab import Lab
+    from checker.setting.lab import Lab
 
     return Lab(track=track).prepare()
 
@@ -149,7 +149,7 @@ def test_model_moved_after_the_optimizer_is_harmless():
 
 
 def _katas():
-    from checker.katas import load_katas
+    from checker.catalogue.katas import load_katas
 
     return load_katas(track=TRACK, drafts=True)
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from checker.catalogue.mutants import apply, load_mutants
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks import best as best_checks
 from checker.checks.base import judging
-from checker.draws import Draw
-from checker.loading import load_loop
-from checker.mutation import apply, load_mutants
-from checker.tracks import get_track
+from checker.loopfile.loading import load_loop
+from checker.setting.draws import Draw
+from checker.setting.tracks import get_track
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACK = get_track("three-classes")
@@ -30,7 +30,7 @@ DRAW_SEEDS = (1, 2)
 
 @pytest.fixture(scope="module")
 def lab():
-    from checker.lab import Lab
+    from checker.setting.lab import Lab
 
     return Lab(track=TRACK).prepare()
 
@@ -210,7 +210,7 @@ def test_mutant_is_killed_for_its_reason(mutant_id, cid, lab, reference):
 def test_katas_name_the_tracks_mutants_and_quote_in_both_languages():
     import re
 
-    from checker.katas import load_katas
+    from checker.catalogue.katas import load_katas
 
     katas = load_katas(track="three-classes", drafts=True)
     assert len(katas) >= 8

@@ -1,4 +1,4 @@
-"""Tracks: the setting as data (checker/tracks.py).
+"""Tracks: the setting as data (checker/setting/tracks.py).
 
 The moons track is the lesson's setting number for number; track files are validated with messages
 naming the file and the field; checks run on the tracks whose protocol has the functions they call;
@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from checker.checks import REGISTRY, ordered_ids
-from checker.tracks import TrackError, all_tracks, get_track, parse_track
+from checker.setting.tracks import TrackError, all_tracks, get_track, parse_track
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -260,19 +260,21 @@ def test_a_third_track_added_by_contributing_verifies_and_grades(project, tmp_pa
     assert rows["alice.py"]["data.lesson"] == "pass"
     after = {p.relative_to(ROOT / "checker"): p.read_bytes() for p in (ROOT / "checker").rglob("*.py")}
     assert before == after
-    assert (project / "checker" / "tracks.py").read_bytes() == (ROOT / "checker" / "tracks.py").read_bytes()
+    tracks_module = Path("checker") / "setting" / "tracks.py"
+    assert (project / tracks_module).read_bytes() == (ROOT / tracks_module).read_bytes()
 
 
 def test_a_three_classes_kata_end_to_end_in_spanish(tmp_path):
     """A learner picks the three-classes track: the starter fails on its declared check, the fix passes
     and is recorded, and `kata check FILE` and `kata run FILE` know the file's track from the kata."""
-    from checker.mutation import load_mutants
+    from checker.catalogue.mutants import load_mutants
 
     work = ["--dir", str(tmp_path)]
     opened = kata("next", "--track", "three-classes", "--json", *work, cwd=ROOT)
     assert opened.returncode == 0, opened.stderr
     slug, path = json.loads(opened.stdout)["kata"], Path(json.loads(opened.stdout)["path"])
-    kata_ = next(k for k in __import__("checker.katas", fromlist=["load_katas"]).load_katas() if k.slug == slug)
+    katas = __import__("checker.catalogue.katas", fromlist=["load_katas"]).load_katas()
+    kata_ = next(k for k in katas if k.slug == slug)
     assert kata_.track == "three-classes" and path.exists()
     declared = load_mutants(get_track("three-classes").mutants_dir)[kata_.mutant].killed_by
 
@@ -316,8 +318,8 @@ def test_instructor_commands_work_per_track():
 def test_three_classes_loops_written_elsewhere():
     """A correct three-classes loop in a style of its own passes every check with no integrity note; a
     best_epoch that breaks ties the other way fails best.best_epoch, naming the tie."""
-    from checker.grading import Submission, grade
-    from checker.lab import Lab
+    from checker.grade.grading import Submission, grade
+    from checker.setting.lab import Lab
 
     folder = ROOT / "tests" / "corpus" / "three-classes"
     good, tie = (folder / "trainer_bytesio.py").read_text(), (folder / "best_last_on_ties.py").read_text()

@@ -13,11 +13,11 @@ import sys
 
 import pytest
 
-from checker.events import Measured
-from checker.grading import Submission, grade
-from checker.paths import SOLUTIONS_DIR
-from checker.sandbox import Job, Limits, run_jobs
-from checker.zygote import Task, zygote
+from checker.base.paths import SOLUTIONS_DIR
+from checker.grade.grading import Submission, grade
+from checker.sandbox.events import Measured
+from checker.sandbox.jobs import Job, Limits, run_jobs
+from checker.sandbox.zygote import Task, zygote
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/mem")
 
@@ -80,15 +80,15 @@ def test_a_killed_zygote_is_replaced(lab):
 def test_a_zygote_that_cannot_start_is_one_clear_line_and_exit_2(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    import checker.zygote as module
+    import checker.sandbox.zygote as module
     from checker.cli import main
 
     broken = module.Zygote()
     monkeypatch.setattr(module, "_zygote", broken)
     monkeypatch.setattr(module, "_zygote_owner", __import__("os").getpid())
     monkeypatch.setattr(module.sys, "executable", "/bin/false")  # the interpreter cannot run
-    result = CliRunner().invoke(main, ["check", str(__import__("checker.paths").paths.SOLUTIONS_DIR / "loop.py"),
-                                       "--only", "data.lesson"])
+    solutions = __import__("checker.base.paths").base.paths.SOLUTIONS_DIR
+    result = CliRunner().invoke(main, ["check", str(solutions / "loop.py"), "--only", "data.lesson"])
     broken.stop()
     assert result.exit_code == 2, result.output
     assert "could not start" in result.output and "Traceback" not in result.output

@@ -15,12 +15,12 @@ __all__ = ["FAMILIES", "REGISTRY", "Check", "Verdict", "check", "failed", "passe
 
 def ordered_ids(ids: Sequence[str] | None = None, *, device: str = "cpu", track=None) -> list[str]:
     """Check ids in catalogue order (by family, then as registered), for ``device`` and ``track``
-    (a ``checker.tracks.Track``; default: the moons track, protocol v1).
+    (a ``checker.setting.tracks.Track``; default: the moons track, protocol v1).
 
     Unknown ids raise KeyError naming them; known ids that do not apply to the track are left out.
     """
     if track is None:
-        from checker.tracks import get_track
+        from checker.setting.tracks import get_track
 
         track = get_track()
     unknown = [i for i in ids or () if i not in REGISTRY]

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.i18n import Message
+from checker.base.i18n import Message
 
 FAMILIES = (
     "data", "loader", "model", "optimizer", "steps", "loss", "schedule",
@@ -63,7 +63,7 @@ class Check:
     calls: tuple[str, ...] = ()
     """The protocol functions the measure calls: the check runs on a track that declares them all."""
     protocol: str = "v1"
-    """The protocol group (``checker.protocol.PROTOCOLS``) whose signatures those calls follow."""
+    """The protocol group (``checker.loopfile.protocol.PROTOCOLS``) whose signatures those calls follow."""
 
 
 REGISTRY: dict[str, Check] = {}
@@ -73,7 +73,7 @@ _JUDGING: ContextVar[Any] = ContextVar("kata_judging_track", default=None)
 
 @contextmanager
 def judging(track) -> Iterator[None]:
-    """Judges called inside see ``track`` (a ``checker.tracks.Track``) as :func:`judged_track`."""
+    """Judges called inside see ``track`` (a ``checker.setting.tracks.Track``) as :func:`judged_track`."""
     token = _JUDGING.set(track)
     try:
         yield
@@ -89,7 +89,7 @@ def judged_track():
     """
     track = _JUDGING.get()
     if track is None:
-        from checker.tracks import get_track
+        from checker.setting.tracks import get_track
 
         track = get_track()
     return track

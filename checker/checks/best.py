@@ -1,6 +1,6 @@
 """Three-class track: reporting the best validation epoch and keeping the best weights.
 
-The checks of protocol group "best" (``checker.protocol.BEST``): ``best_epoch(history)`` and
+The checks of protocol group "best" (``checker.loopfile.protocol.BEST``): ``best_epoch(history)`` and
 ``fit_best(...)``. They call only those two functions; the model, the data, the loader, the loss and the
 optimizer are the checker's own (the track's MLP and split), so what they see is the two functions alone.
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import close
-from checker.i18n import Message
 
 N_HISTORIES = 5
 """Histories drawn per run of ``best.best_epoch``."""
@@ -39,7 +39,7 @@ def _answer(value: Any) -> int | str:
     """A returned epoch as a JSON figure: integers (Python or NumPy) as int, anything else described."""
     import numbers
 
-    from checker.instruments import type_name
+    from checker.setting.instruments import type_name
 
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
@@ -157,7 +157,7 @@ def _(mine: dict, ref: dict):
 def _run_fit_best(loop, lab, *, optimizer: str, lr: float, epochs: int) -> dict:
     """``fit_best`` on the checker's model (seed 0), loader (the lesson's order) and optimizer; the figures
     of what it returned and of the model it handed back (measured by the checker, in eval mode)."""
-    from checker.instruments import Rig, finite, plain_number, type_name
+    from checker.setting.instruments import Rig, finite, plain_number, type_name
 
     rig = Rig(lab, optimizer=optimizer, lr=lr, batch_size=lab.track.thresholds.batch_size)
     out = loop.fit_best(rig.model, rig.optimizer, rig.loader, rig.loss_fn, epochs, val=rig.val, device=rig.device)

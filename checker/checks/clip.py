@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
 from checker.checks.common import LOSS_FN_UNUSED, grad_ok, num
-from checker.i18n import Message
 
 CLIP_NORM, EPOCHS = 0.05, 2
 """Below every batch gradient's norm in this setting, so every step must be clipped."""
@@ -56,7 +56,7 @@ NORM_NONFINITE = Message(
 
 @check("clip.norm", family="clip", calls=("fit",), title=NORM_TITLE, cost=0.6, timeout=20.0)
 def norm(loop, lab) -> dict:
-    from checker.instruments import Rig, parameters_of, step_gradients
+    from checker.setting.instruments import Rig, parameters_of, step_gradients
 
     rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
     loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, clip_norm=CLIP_NORM,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from checker.i18n import Message
+from checker.base.i18n import Message
 
 GRAD_TOL = 1e-5
 """Relative distance allowed between two float32 gradients of the same loss: round-off only."""
@@ -34,7 +34,7 @@ def close(a: float | None, b: float | None, *, rel: float = 0.0, abs_tol: float 
 
 
 def grad_ok(row: dict, tol: float = GRAD_TOL) -> bool:
-    """A row of :func:`checker.instruments.step_gradients` whose gradient is the batch's own (as expected)."""
+    """A row of :func:`checker.setting.instruments.step_gradients` whose gradient is the batch's own (as expected)."""
     return bool(row["connected"]) and row["finite"] and row["rel"] is not None and row["rel"] <= tol
 
 

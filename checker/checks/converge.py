@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
-from checker.i18n import Message
 
 ADAM_TITLE = Message(en="Adam generalises to validation", es="Adam generaliza a validación")
 ADAM_OK = Message(
@@ -28,7 +28,7 @@ ADAM_SHORT = Message(
 
 @check("converge.adam", family="converge", calls=("fit", "make_optimizer"), title=ADAM_TITLE, cost=18.0, timeout=40.0)
 def adam(loop, lab) -> dict:
-    from checker.instruments import Rig, epoch_means
+    from checker.setting.instruments import Rig, epoch_means
 
     t = lab.track.thresholds
     rig = Rig(lab, optimizer="adam", lr=t.converge_lr, batch_size=t.batch_size)

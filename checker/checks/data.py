@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
-from checker.i18n import Message
 
 NAMES = ("X_train", "y_train", "X_val", "y_val")
 
@@ -53,7 +53,7 @@ LESSON_VALUES = Message(
 def lesson(loop, lab) -> dict:
     import torch
 
-    from checker.instruments import type_name
+    from checker.setting.instruments import type_name
 
     out = loop.make_data(seed=0)
     m: dict = {"count": len(out) if isinstance(out, tuple | list) else None, "returned": type_name(out)}

@@ -2,15 +2,15 @@
 
 ``tensor.to(device)`` returns a moved copy and leaves ``tensor`` where it was. On the CPU a
 dropped result changes nothing visible, so there the checker feeds tagged tensors
-(:class:`checker.instruments.HostTensor`) that lose their tag only through ``.to()``,
+(:class:`checker.setting.instruments.HostTensor`) that lose their tag only through ``.to()``,
 ``.cpu()`` or ``.cuda()``: a tagged tensor reaching the model or the loss was never moved.
 On CUDA it simply reads each tensor's ``.device``.
 """
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.i18n import Message
 
 MOVED_TITLE = Message(en="batches moved to the device", es="lotes movidos al dispositivo")
 MOVED_OK = Message(
@@ -40,7 +40,7 @@ MOVED_LABELS = Message(
 
 @check("device.moved", family="device", calls=("evaluate", "train_epoch"), title=MOVED_TITLE, cost=0.25, timeout=20.0)
 def moved(loop, lab) -> dict:
-    from checker.instruments import Rig
+    from checker.setting.instruments import Rig
 
     on_cpu = not lab.device.startswith("cuda")
     rig = Rig(lab, probe=True, tagged=on_cpu)

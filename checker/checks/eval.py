@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
 from checker.checks.common import close
-from checker.i18n import Message
 
 LOSS_TOL = 1e-5
 """Relative: a mean of float32 losses, however it is chunked, is this close to the exact one."""
@@ -64,7 +64,7 @@ FIGURES_FIT_EPOCH = Message(
 def figures(loop, lab) -> dict:
     from torch import nn
 
-    from checker.instruments import Rig, plain_number, type_name
+    from checker.setting.instruments import Rig, plain_number, type_name
 
     rig = Rig(lab)
     train_set = (lab.data.X_train, lab.data.y_train)

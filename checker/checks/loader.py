@@ -6,8 +6,8 @@ examples' indices (0..149 on moons), so every batch says exactly which examples 
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
-from checker.i18n import Message
 
 
 def want_sizes(n: int, batch_size: int) -> list[int]:
@@ -136,7 +136,7 @@ ORDER_SAME_EPOCHS = Message(
 
 @check("loader.order", family="loader", calls=("make_loader",), title=ORDER_TITLE, cost=0.5, timeout=20.0)
 def order(loop, lab) -> dict:
-    from checker.instruments import scramble_global_rng
+    from checker.setting.instruments import scramble_global_rng
 
     def orders(seed: int, rng: int) -> list[list[int]]:
         scramble_global_rng(rng)

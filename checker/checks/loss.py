@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import LOSS_FN_UNUSED, close, is_nan, num
-from checker.i18n import Message
 
 STUCK = 1e-4
 """A change smaller than this share of the loss is float noise, not a fall (the reference falls by > 1%)."""
@@ -51,7 +51,7 @@ FALLS_SHORT = Message(
 
 @check("loss.falls", family="loss", calls=("fit", "make_optimizer"), title=FALLS_TITLE, cost=1.0, timeout=20.0)
 def falls(loop, lab) -> dict:
-    from checker.instruments import Rig, epoch_means
+    from checker.setting.instruments import Rig, epoch_means
 
     t = lab.track.thresholds
     rig = Rig(lab, lr=t.falls_lr)
@@ -118,7 +118,7 @@ MEAN_NOT_NUMBER = Message(
 
 @check("loss.epoch_mean", family="loss", calls=("train_epoch",), title=MEAN_TITLE, cost=0.2, timeout=20.0)
 def epoch_mean(loop, lab) -> dict:
-    from checker.instruments import Rig, plain_number, type_name
+    from checker.setting.instruments import Rig, plain_number, type_name
 
     rig = Rig(lab)
     returned = loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)

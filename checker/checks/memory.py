@@ -7,9 +7,9 @@ CUDA it also reads ``torch.cuda.memory_allocated()`` at each epoch's start.
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.hardening import seal
-from checker.i18n import Message
+from checker.sandbox.hardening import seal
 
 EPOCHS = 4
 CUDA_SLACK = 0
@@ -84,7 +84,7 @@ def graphs(loop, lab) -> dict:
 
     import torch
 
-    from checker.instruments import GraphTracker, Rig, SavedTensorMeter, is_plain_number, type_name
+    from checker.setting.instruments import GraphTracker, Rig, SavedTensorMeter, is_plain_number, type_name
 
     rig = Rig(lab, probe=True)
     rig.tape.graphs = tracker = GraphTracker()

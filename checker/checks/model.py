@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import num
-from checker.i18n import Message
 
 INIT_TITLE = Message(en="the lesson's MLP, seeded", es="el MLP de la lección, con semilla")
 INIT_OK = Message(
@@ -60,7 +60,7 @@ def init(loop, lab) -> dict:
     import torch
     from torch import nn
 
-    from checker.instruments import scramble_global_rng, type_name
+    from checker.setting.instruments import scramble_global_rng, type_name
 
     scramble_global_rng(1)
     first = loop.make_model(seed=0)

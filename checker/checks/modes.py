@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.i18n import Message
 
 DROPOUT = 0.5
 TRAIN_EPOCHS = 3
@@ -52,7 +52,7 @@ TRAIN_SWITCHED = Message(
 
 @check("modes.train", family="modes", calls=("fit",), title=TRAIN_TITLE, cost=0.55, timeout=20.0)
 def train(loop, lab) -> dict:
-    from checker.instruments import Rig
+    from checker.setting.instruments import Rig
 
     rig = Rig(lab, optimizer="recording-sgd", dropout=DROPOUT, probe=True)
     rig.model.eval()  # as a validation would leave it
@@ -135,7 +135,7 @@ EVAL_CHANGED = Message(
 def eval_(loop, lab) -> dict:
     import torch
 
-    from checker.instruments import Rig, plain_number
+    from checker.setting.instruments import Rig, plain_number
 
     rig = Rig(lab, dropout=DROPOUT, probe=True)
     before = [p.detach().clone() for p in rig.model.parameters()]

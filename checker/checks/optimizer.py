@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.i18n import Message
 
 # lrs no loop would pick by accident (not the protocol's default 0.1 nor the usual 0.01 / 0.001)
 ASKED = (("sgd", "SGD", 0.05), ("adam", "Adam", 0.003))
@@ -51,7 +51,7 @@ SETUP_LR = Message(
 def setup(loop, lab) -> dict:
     import torch
 
-    from checker.instruments import lesson_mlp, type_name
+    from checker.setting.instruments import lesson_mlp, type_name
 
     rows = []
     for name, kind, lr in ASKED:

@@ -1,7 +1,7 @@
 """Data-pipeline track: Dataset, workers, BatchNorm and seeding, observed on the CPU.
 
 The loop files of the track define ``make_dataset(X, y, *, augment=True)`` and
-``make_loader(dataset, batch_size=32, seed=0, *, num_workers=2)`` (``checker.protocol``, group
+``make_loader(dataset, batch_size=32, seed=0, *, num_workers=2)`` (``checker.loopfile.protocol``, group
 "pipeline"). The checks feed them datasets of their own where that isolates the loader: labels
 replaced by the examples' indices (every batch says which rows it holds), or a probe dataset whose
 items report the NumPy draw and the process that produced them (which worker served each batch).
@@ -25,8 +25,8 @@ make things worse; with ``num_workers=0`` the dataset draws from the main proces
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.i18n import Message
 
 SHOWN = 4
 """Values of a random stream quoted in messages."""
@@ -316,7 +316,7 @@ ORDER_GLOBAL = Message(
 def order(loop, lab) -> dict:
     from torch.utils.data import TensorDataset
 
-    from checker.instruments import scramble_global_rng
+    from checker.setting.instruments import scramble_global_rng
 
     X, index = _index_data(lab)
     bs = lab.track.thresholds.batch_size
@@ -370,7 +370,7 @@ class ProbeDataset:
 
 def _worker_run(loop, lab, *, seed: int, rng: int, epochs: int) -> list[list[dict]]:
     """Per epoch, per batch: the pid that served it and its NumPy draws."""
-    from checker.instruments import scramble_global_rng
+    from checker.setting.instruments import scramble_global_rng
 
     scramble_global_rng(rng)
     loader = loop.make_loader(ProbeDataset(len(lab.data.X_train)), batch_size=lab.track.thresholds.batch_size,
@@ -532,7 +532,7 @@ def seeds(loop, lab) -> dict:
     import numpy as np
     import torch
 
-    from checker.instruments import scramble_global_rng
+    from checker.setting.instruments import scramble_global_rng
 
     X, index = _index_data(lab)
     bs = lab.track.thresholds.batch_size

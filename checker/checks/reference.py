@@ -1,6 +1,6 @@
 """Differential checks: every protocol function against the trusted reference, at arguments drawn fresh.
 
-The parent draws the arguments (``checker.draws``) before any child forks. The same ``measure``
+The parent draws the arguments (``checker.setting.draws``) before any child forks. The same ``measure``
 runs in the learner's child on the learner's file and in the reference process on
 ``solutions/loop.py`` (a process that never loads a learner file); the parent's ``judge``
 compares the two answers. A file cannot tune itself for arguments it cannot predict, and it
@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
 from checker.checks.common import is_nan
-from checker.i18n import Message
+from checker.checks.loader import index_batches
+from checker.setting.draws import TrainDraw
 
 DATA_TOL = 1e-6
 """make_data: float32 round-off of numbers below 3."""
@@ -172,7 +174,7 @@ def seed_everything(loop, lab) -> dict:
     import numpy as np
     import torch
 
-    from checker.instruments import scramble_global_rng
+    from checker.setting.instruments import scramble_global_rng
 
     seed = lab.draw.seed_everything
     scramble_global_rng(seed % 1000 + 1)
@@ -229,7 +231,7 @@ DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 def make_data(loop, lab) -> dict:
     import torch
 
-    from checker.instruments import type_name
+    from checker.setting.instruments import type_name
 
     seed = lab.draw.data_seed
     out = loop.make_data(seed=seed)
@@ -320,8 +322,7 @@ LOADER_SAME_EPOCHS = Message(
 @check("reference.make_loader", family="reference", calls=("make_loader",),
        title=LOADER_TITLE, cost=0.3, timeout=20.0, reference=True)
 def make_loader(loop, lab) -> dict:
-    from checker.checks.loader import index_batches
-    from checker.instruments import scramble_global_rng
+    from checker.setting.instruments import scramble_global_rng
 
     b, s, other = lab.draw.loader_batch, lab.draw.loader_seed, lab.draw.loader_other_seed
     X = lab.data.X_train
@@ -403,7 +404,7 @@ MODEL_WEIGHTS = Message(
 def make_model(loop, lab) -> dict:
     import torch
 
-    from checker.instruments import lesson_mlp, scramble_global_rng, type_name
+    from checker.setting.instruments import lesson_mlp, scramble_global_rng, type_name
 
     seed = lab.draw.model_seed
     scramble_global_rng(seed % 997 + 5)
@@ -472,7 +473,7 @@ def _optimizer_class(opt) -> str:
 @check("reference.make_optimizer", family="reference", calls=("make_optimizer",),
        title=OPT_TITLE, cost=0.1, timeout=20.0, reference=True)
 def make_optimizer(loop, lab) -> dict:
-    from checker.instruments import lesson_mlp
+    from checker.setting.instruments import lesson_mlp
 
     rows = []
     for name, lr in (("sgd", lab.draw.sgd_lr), ("adam", lab.draw.adam_lr)):
@@ -559,7 +560,7 @@ def _training(loop, lab, d, *, fit: bool) -> dict:
     import torch
     from torch import nn
 
-    from checker.instruments import lesson_mlp, plain_number
+    from checker.setting.instruments import lesson_mlp, plain_number
 
     model = lesson_mlp(d.model_seed, device=lab.device, track=lab.track)
     loader = _loader(lab.data.X_train, lab.data.y_train, d.batch_size, d.loader_seed)
@@ -590,8 +591,6 @@ def _blame(mine: dict, ref: dict) -> Message:
 
 
 def _setting(draw: dict) -> Message:
-    from checker.draws import TrainDraw
-
     return _describe(TrainDraw(**draw))
 
 
@@ -657,7 +656,7 @@ EVAL_DIFF = Message(
 def evaluate(loop, lab) -> dict:
     from torch import nn
 
-    from checker.instruments import lesson_mlp, plain_number
+    from checker.setting.instruments import lesson_mlp, plain_number
 
     seed, rows = lab.draw.evaluate_seed, lab.draw.evaluate_rows
     model = lesson_mlp(seed, device=lab.device, track=lab.track)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.i18n import Message
 
 EPOCHS = 3
 SEED = 7
@@ -65,7 +65,7 @@ def seeds(loop, lab) -> dict:
     import torch
     from torch import nn
 
-    from checker.instruments import plain_number, scramble_global_rng
+    from checker.setting.instruments import plain_number, scramble_global_rng
 
     X, y = lab.data.X_train, lab.data.y_train
     runs = []

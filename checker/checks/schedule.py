@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.i18n import Message
 
 EPOCHS, LR0 = 30, 1.0
 STEP_SIZE, GAMMA = 10, 0.5
@@ -28,7 +28,7 @@ def cosine_lr(epoch: int) -> float:
 
 
 def _lr_run(loop, lab, kind: str) -> dict:
-    from checker.instruments import RecordingCosineLR, RecordingStepLR, Rig, plain_number
+    from checker.setting.instruments import RecordingCosineLR, RecordingStepLR, Rig, plain_number
 
     rig = Rig(lab, optimizer="recording-sgd", lr=LR0)
     if kind == "step":

@@ -7,9 +7,9 @@ not show up here.
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import LOSS_FN_UNUSED, grad_ok, num
-from checker.i18n import Message
 
 EPOCHS = 2
 
@@ -40,7 +40,7 @@ PER_BATCH_FAIL = Message(
 
 @check("steps.per_batch", family="steps", calls=("train_epoch",), title=PER_BATCH_TITLE, cost=0.4, timeout=20.0)
 def per_batch(loop, lab) -> dict:
-    from checker.instruments import Rig
+    from checker.setting.instruments import Rig
 
     rig = Rig(lab, optimizer="recording-sgd")
     for _ in range(EPOCHS):
@@ -118,7 +118,7 @@ FRESH_NONFINITE = Message(
 
 @check("steps.fresh_grads", family="steps", calls=("train_epoch",), title=FRESH_TITLE, cost=0.5, timeout=20.0)
 def fresh_grads(loop, lab) -> dict:
-    from checker.instruments import Rig, parameters_of, step_gradients
+    from checker.setting.instruments import Rig, parameters_of, step_gradients
 
     rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
     for _ in range(EPOCHS):
@@ -187,7 +187,7 @@ OVERFIT_STALLED = Message(
 @check("steps.overfit", family="steps", calls=("train_epoch", "make_optimizer"),
        title=OVERFIT_TITLE, cost=11.0, timeout=30.0)
 def overfit(loop, lab) -> dict:
-    from checker.instruments import Rig
+    from checker.setting.instruments import Rig
 
     t = lab.track.thresholds
     X, y = lab.data.X_train[:t.overfit_examples], lab.data.y_train[:t.overfit_examples]

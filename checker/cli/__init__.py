@@ -5,24 +5,36 @@ from __future__ import annotations
 import click
 
 from checker import __version__
+from checker.base.errors import Failure
 from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
 from checker.cli.run import run_cmd, trace_cmd
+from checker.sandbox.zygote import ZygoteError
 
 
 class _Kata(click.Group):
-    """The group: a sandbox that cannot start is said in one line, exit 2, never as a traceback."""
+    """The group: a sandbox that cannot start, or any error of the package, is said in one line, never as a
+    traceback."""
 
     def invoke(self, ctx: click.Context):
-        from checker.zygote import ZygoteError
-
         try:
             return super().invoke(ctx)
         except ZygoteError as exc:
             raise SandboxUnavailable(str(exc)) from None
+        except Failure as exc:  # the package's own errors: said as click says its own
+            raise Said(exc.format_message(), exc.exit_code) from None
+
+
+class Said(click.ClickException):
+    """A ``checker.base.errors.Failure`` (or ``UsageProblem``) raised below the command line: one line, its exit
+    code."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class SandboxUnavailable(click.ClickException):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from checker.checking import FORMATS, emit_report, grade_path, track_hint, ungradable_report
 from checker.cli.common import (
     current_lang,
     current_workdir,
@@ -13,6 +12,7 @@ from checker.cli.common import (
     stored_lang_option,
     track_option,
 )
+from checker.grade.checking import FORMATS, emit_report, grade_path, track_hint, ungradable_report
 
 
 @click.command("check")
@@ -35,13 +35,13 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track)
     """
     lang = current_lang(None)
     if path is None:  # the current kata (`kata next`), graded and recorded in the working folder
-        from checker.learning import check_current
+        from checker.learn.learning import check_current
 
         raise SystemExit(check_current(current_workdir(None), lang=lang, fmt="json" if as_json else fmt, device=device,
                                        only=only, verbose=verbose, timeout=timeout, track=track, secret=secret))
     fmt = "json" if as_json else fmt
     # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
-    from checker.usage import track_for_file
+    from checker.learn.progress import track_for_file
 
     # a kata's file in the working folder is graded against that kata's track
     chosen = track_for_file(track, path, current_workdir(None))
@@ -65,7 +65,7 @@ def checks_cmd(as_json, track):
     import json
 
     from checker.checks import REGISTRY, ordered_ids
-    from checker.usage import track_named
+    from checker.setting.tracks import track_named
 
     lang = current_lang(None)
     chosen = track_named(track)
@@ -76,7 +76,7 @@ def checks_cmd(as_json, track):
         return
     from rich.table import Table
 
-    from checker.term import console
+    from checker.base.term import console
 
     table = Table(box=None, pad_edge=False)
     for column in ("id", "family", "title"):
@@ -93,8 +93,8 @@ def tracks_cmd(as_json):
     """List the tracks: each a setting (data, model, thresholds) with its reference, mutants and katas."""
     import json
 
-    from checker.tracks import TrackError, all_tracks
-    from checker.usage import UsageProblem
+    from checker.base.errors import UsageProblem
+    from checker.setting.tracks import TrackError, all_tracks
 
     lang = current_lang(None)
     try:
@@ -109,7 +109,7 @@ def tracks_cmd(as_json):
         return
     from rich.markup import escape
 
-    from checker.term import console
+    from checker.base.term import console
 
     out = console()
     for row in rows:

@@ -1,5 +1,5 @@
-"""What every command shares: the --lang and --dir options (and, from checker.usage, the usage error and
-loading a submission).
+"""What every command shares: the --lang and --dir options (and, re-exported for the commands, the usage error,
+loading a submission and preparing the lab).
 
 ``--lang`` and ``--dir`` are declared once (``session_options``). The group takes them
 (`kata --lang es next`) and so does every learner command (`kata next --lang es`); either way
@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 import click
 
-from checker.i18n import LANGS, Message, resolve_lang
-from checker.usage import UsageProblem, prepared_lab, read_loop_file  # noqa: F401  (what commands share)
+from checker.base.errors import UsageProblem  # noqa: F401  (what commands share)
+from checker.base.i18n import LANGS, Message, resolve_lang
+from checker.loopfile.loading import read_loop_file  # noqa: F401
+from checker.setting.lab import prepared_lab  # noqa: F401
 
 
 @dataclass
@@ -27,7 +29,7 @@ class Options:
 
     def session(self, *, need_katas: bool = True, track: str | None = None):
         """The learner's session (working folder, progress, catalogue; only ``track``'s katas when given)."""
-        from checker.session import open_session
+        from checker.learn.session import open_session
 
         return open_session(self.workdir, self.lang, need_katas=need_katas, track=track)
 

@@ -1,7 +1,7 @@
 """The instructor's commands: `kata grade` (a class folder into a gradebook) and `kata new` (scaffold a
 mutant and its kata).
 
-Only click code: each command reads its arguments and calls checker.instructing, which grades, scaffolds,
+Only click code: each command reads its arguments and calls checker.author.instructing, which grades, scaffolds,
 checks a draft and prints.
 """
 
@@ -12,6 +12,15 @@ from pathlib import Path
 import click
 
 from checker.cli.common import current_lang, lang_option, secret_option, track_option
+from checker.cli.run import run_settings_of
+
+
+def _ask(question: str) -> str | None:
+    """The answer typed to ``question`` (on stderr), stripped; None at the end of input."""
+    try:
+        return click.prompt(question, err=True).strip()
+    except click.Abort:
+        return None
 
 
 @click.command("grade", short_help="Grade a folder of submissions: grades, feedback, changes since last time.")
@@ -55,7 +64,7 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
         [read]                   # optional: what to read when a check fails
         "steps.fresh_grads" = "Lesson 4, section 4"
     """
-    from checker.instructing import grade_class
+    from checker.author.instructing import grade_class
 
     grade_class(directory, out_dir, course_path=course_path, workers=workers, timeout=timeout, only=only,
                 force=force, lang=current_lang(lang), track=track, secret=secret)
@@ -104,12 +113,13 @@ def new_cmd(mutant_id: str, check_only: bool, slug: str | None, target: str | No
     checks catch the mutant, and exits 0 only once the kata is ready (until then it is a draft,
     hidden from `kata list` and `kata next`). Existing files are never overwritten.
     """
-    from checker.instructing import check_draft, scaffold_kata
-    from checker.usage import track_named
+    from checker.author.instructing import check_draft, scaffold_kata
+    from checker.setting.tracks import track_named
 
     chosen = track_named(track) if track else None
     if check_only:
-        raise SystemExit(check_draft(mutant_id, mutants_dir, katas_dir, current_lang(lang), chosen))
+        raise SystemExit(check_draft(mutant_id, mutants_dir, katas_dir, current_lang(lang), chosen,
+                                     parse_flags=run_settings_of))
     scaffold_kata(mutant_id, slug=slug, target=target, killed_by=killed_by, operator=operator, function=function,
                   call=call, occurrence=occurrence, op_args=op_args, number=number, mutants_dir=mutants_dir,
-                  katas_dir=katas_dir, track=chosen)
+                  katas_dir=katas_dir, track=chosen, ask=_ask)

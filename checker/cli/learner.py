@@ -1,7 +1,7 @@
 """The learner's commands: `kata next / show / hint / list / reset / solution / watch / read`.
 
-Only click code: each command reads its arguments and calls the package (checker.session for the
-working folder and progress, checker.learning for what is printed, checker.watching for `watch`).
+Only click code: each command reads its arguments and calls the package (checker.learn.session for the
+working folder and progress, checker.learn.learning for what is printed, checker.learn.watching for `watch`).
 ``--lang`` and ``--dir`` are declared once, in checker.cli.common.session_options.
 """
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from checker.cli.common import Options, UsageProblem, current_lang, pass_options, session_options, track_option
+from checker.learn import messages as M
 
 
 @click.command("next", short_help="Open the next kata: its starter file and story.")
@@ -31,8 +32,8 @@ def next_cmd(options: Options, kata, skip, notebook, as_json, drafts, track):
     kata of that track (`kata tracks` lists them). A file already in your folder that differs from
     the starter is never overwritten.
     """
-    from checker.drafts import drafts_shown
-    from checker.learning import open_next
+    from checker.catalogue.drafts import drafts_shown
+    from checker.learn.learning import open_next
 
     with drafts_shown(drafts):
         open_next(options.session(track=track), kata, skip=skip, notebook=notebook, as_json=as_json)
@@ -43,7 +44,7 @@ def next_cmd(options: Options, kata, skip, notebook, as_json, drafts, track):
 @pass_options
 def hint_cmd(options: Options):
     """Reveal the current kata's next hint (from vague to precise); hints are remembered."""
-    from checker.learning import reveal_hint
+    from checker.learn.learning import reveal_hint
 
     reveal_hint(options.session())
 
@@ -54,7 +55,7 @@ def hint_cmd(options: Options):
 @pass_options
 def show_cmd(options: Options, kata):
     """Repeat the current kata's story, the hints revealed so far and what to run."""
-    from checker.learning import show
+    from checker.learn.learning import show
 
     session = options.session()
     show(session, session.kata(kata) if kata is not None else session.current())
@@ -72,11 +73,22 @@ def list_cmd(options: Options, as_json, drafts, track):
 
     With --track, only that track's katas.
     """
-    from checker.drafts import drafts_shown
-    from checker.learning import list_katas
+    from checker.catalogue.drafts import drafts_shown
+    from checker.learn.learning import list_katas
 
     with drafts_shown(drafts):
         list_katas(options.session(track=track), as_json=as_json)
+
+
+def confirm(question: str, lang: str) -> bool:
+    """Ask a yes/no question (y/yes, and s/si/sí in Spanish); no by default or at end of input."""
+    try:
+        answer = click.prompt(f"{question} {M.YES_NO.render(lang)}", default="", show_default=False,
+                              prompt_suffix=" ")
+    except click.Abort:
+        click.echo("")
+        return False
+    return answer.strip().lower() in ("y", "yes", "s", "si", "sí")
 
 
 @click.command("reset", short_help="Restore the current kata's starter file.")
@@ -85,9 +97,9 @@ def list_cmd(options: Options, as_json, drafts, track):
 @pass_options
 def reset_cmd(options: Options, yes):
     """Restore the current kata's starter file (your version is kept as a backup)."""
-    from checker.learning import reset
+    from checker.learn.learning import reset
 
-    if not reset(options.session(), ask=not yes):
+    if not reset(options.session(), confirm=None if yes else confirm):
         raise SystemExit(1)
 
 
@@ -97,8 +109,8 @@ def reset_cmd(options: Options, yes):
 @pass_options
 def solution_cmd(options: Options, kata):
     """Once a kata is solved: the reference's version of the part that was broken, and what to read."""
-    from checker.learning import show_solution
-    from checker.messages import SOLUTION_LOCKED
+    from checker.learn.learning import show_solution
+    from checker.learn.messages import SOLUTION_LOCKED
 
     session = options.session()
     chosen = session.kata(kata) if kata is not None else session.current()
@@ -121,8 +133,8 @@ def watch_cmd(options: Options, path, device, stay, max_checks):
     Once the current kata passes, its next kata is opened and watched (--stay stays).
     torch stays imported in this process, so a re-check after a save starts at once.
     """
-    from checker.learning import file_is_kata
-    from checker.watching import watch
+    from checker.learn.learning import file_is_kata
+    from checker.learn.watching import watch
 
     session = options.session(need_katas=path is None)
     if path is None:
@@ -143,7 +155,7 @@ def read_cmd(options: Options, section):
 
     SECTION is an id or a number from the list (`kata read step`, `kata read 5`).
     """
-    from checker.learning import read_guide
+    from checker.learn.learning import read_guide
 
     read_guide(section, current_lang(options.lang))
 

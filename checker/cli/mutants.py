@@ -1,6 +1,6 @@
 """`kata mutants ...`: the mutant catalogue, its diffs, and the proof that the battery kills it.
 
-Only click code: each command reads its arguments and calls checker.mutation.actions, which loads,
+Only click code: each command reads its arguments and calls checker.author.actions, which loads,
 prints, verifies and generates. The group keeps --mutants-dir on ``ctx.obj`` for its commands.
 """
 
@@ -28,7 +28,7 @@ def mutants_group(ctx: click.Context, mutants_dir: str | None, track: str | None
 
     Each track has its own mutants and reference: `kata mutants --track three-classes verify`.
     """
-    from checker.usage import track_named
+    from checker.setting.tracks import track_named
 
     ctx.ensure_object(dict)
     ctx.obj["track"] = chosen = track_named(track)
@@ -41,7 +41,7 @@ def mutants_group(ctx: click.Context, mutants_dir: str | None, track: str | None
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List every mutant: id, operator, where it applies, the checks that must kill it."""
-    from checker.mutation.actions import load, print_catalogue
+    from checker.author.actions import load, print_catalogue
 
     print_catalogue(load(ctx.obj.get("mutants_dir")), as_json=as_json)
 
@@ -51,7 +51,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def show_cmd(ctx: click.Context, mutant_id: str) -> None:
     """Show mutant ID as a unified diff against the reference (coloured on a terminal)."""
-    from checker.mutation.actions import one, print_mutant
+    from checker.author.actions import one, print_mutant
 
     print_mutant(one(ctx.obj.get("mutants_dir"), mutant_id), ctx.obj["track"])
 
@@ -63,7 +63,7 @@ def show_cmd(ctx: click.Context, mutant_id: str) -> None:
 @click.pass_context
 def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool) -> None:
     """Write mutant ID's loop file to DEST (a file, or a folder to hold ID.py)."""
-    from checker.mutation.actions import export, one
+    from checker.author.actions import export, one
 
     export(one(ctx.obj.get("mutants_dir"), mutant_id), dest, force=force, track=ctx.obj["track"])
 
@@ -104,7 +104,7 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
     killed by each check it declares; 1 otherwise (a survivor, a missed declared kill, a flaky or
     failing reference, a mutant that cannot be built or graded); 2 for a bad request.
     """
-    from checker.mutation.actions import verify
+    from checker.author.actions import verify
 
     raise SystemExit(verify(ctx.obj.get("mutants_dir"), only=only, json_path=json_path, html_path=html_path,
                             seeds=seeds, quiet=quiet, lang=current_lang(lang), track=ctx.obj["track"]))
@@ -121,7 +121,7 @@ def doc_cmd(ctx: click.Context, out_path: Path | None, katas_dir: Path | None) -
 
     Drafts are left out. `kata new --check` refreshes docs/katas.md by itself once a kata is ready.
     """
-    from checker.mutation.actions import write_doc
+    from checker.author.actions import write_doc
 
     write_doc(katas_dir, ctx.obj.get("mutants_dir"), out_path, ctx.obj["track"])
 
@@ -162,7 +162,7 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
     Verdicts are cached per (mutated source, checker version) in $KATA_CACHE_DIR (else ~/.cache/kata),
     so a re-run grades only what changed. Exit status: 0 when no gap is left, 1 otherwise.
     """
-    from checker.mutation.actions import generate
+    from checker.author.actions import generate
 
     code = generate(functions=functions, operators=operators, limit=limit, dry_run=dry_run, json_path=json_path,
                     quiet=quiet, no_cache=no_cache, track=ctx.obj["track"])

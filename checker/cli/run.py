@@ -6,6 +6,7 @@ import click
 
 from checker.cli.common import (
     Options,
+    UsageProblem,
     current_lang,
     current_workdir,
     pass_options,
@@ -13,8 +14,8 @@ from checker.cli.common import (
     stored_lang_option,
     track_option,
 )
-from checker.runs import RunSettings, TraceSettings, figures_or_usage_error, run_sources
-from checker.usage import track_for_file
+from checker.grade.runs import RunSettings, TraceSettings, figures_or_usage_error, run_sources
+from checker.learn.progress import track_for_file
 
 LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutions/loop.py) instead of a file of "
                "yours.")
@@ -54,8 +55,8 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     the model, the optimizer, and fit(), which validates after every epoch. A bug in any of them
     shows in the table; the steps column counts optimizer steps per epoch.
     """
-    from checker.runs import run_files
-    from checker.tables import print_compare, print_history
+    from checker.grade.runs import run_files
+    from checker.learn.tables import print_compare, print_history
 
     settings = RunSettings.from_options(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
                                         scheduler=scheduler, clip=clip, seed=seed, seed_loader=seed_loader,
@@ -64,15 +65,15 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     if batch_size > chosen.data.n_train:
         raise click.BadParameter(f"{batch_size} is more than the {chosen.data.n_train} training examples of track "
                                  f"{chosen.id!r}", param_hint="'--batch-size'")
-    sources = run_sources(path, lesson, compare, track=chosen)
+    sources = run_sources(path, lesson, compare, track=chosen, lang=current_lang(None))
     lab = prepared_lab(device, chosen)
     results = figures_or_usage_error(lambda: run_files(sources, settings, lab))
     if plot:
-        from checker.plots import save_loss_plot
+        from checker.learn.plots import save_loss_plot
 
         save_loss_plot([(r.name, r.history) for r in results], plot)
     if as_json:
-        from checker.term import dumps
+        from checker.base.term import dumps
 
         if compare:
             click.echo(dumps({r.name: r.history for r in results}, indent=2))
@@ -84,9 +85,18 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     else:
         print_history(results[0])
     if plot:
-        from checker.term import console
+        from checker.base.term import console
 
         console().print(f"plot saved to {plot}")
+
+
+def run_settings_of(args) -> RunSettings:
+    """`kata run`'s flags (a kata's [try] args) as the settings `kata run` would train with; a bad flag is a
+    UsageProblem with click's own message (passed down to ``checker.author.quotes.false_quotes``)."""
+    try:
+        return RunSettings.from_options(**run_cmd.make_context("run", ["loop.py", *args]).params)
+    except click.ClickException as exc:
+        raise UsageProblem(exc.format_message()) from None
 
 
 @click.command("trace")
@@ -107,8 +117,8 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
     For every batch: the shape of xb, which examples it holds (numbered from 0), whether each
     row still has its own label, and how many times step() was called in each epoch.
     """
-    from checker.runs import measure
-    from checker.tables import print_trace
+    from checker.grade.runs import measure
+    from checker.learn.tables import print_trace
 
     settings = TraceSettings(examples=examples, batch_size=batch_size, epochs=epochs, seed=seed)
     chosen = track_for_file(track, path, current_workdir(None))
@@ -116,11 +126,11 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
         if value > chosen.data.n_train:
             raise click.BadParameter(f"{value} is more than the {chosen.data.n_train} training examples of track "
                                      f"{chosen.id!r}", param_hint=f"'{name}'")
-    sources = run_sources(path, lesson, track=chosen)
+    sources = run_sources(path, lesson, track=chosen, lang=current_lang(options.lang))
     lab = prepared_lab("cpu", chosen)
     trace = figures_or_usage_error(lambda: measure(sources, [settings], lab, what="trace"))[0]
     if as_json:
-        from checker.term import dumps
+        from checker.base.term import dumps
 
         click.echo(dumps(trace, indent=2))
         return

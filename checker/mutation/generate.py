@@ -26,8 +26,10 @@ from typing import Any
 
 import libcst as cst
 
-from checker.mutation import Mutant, Step, reference_source
-from checker.mutation.operators import (
+import checker
+from checker.base.files import atomic_write
+from checker.catalogue.mutants import Mutant, Step, reference_source
+from checker.catalogue.operators import (
     ARGUMENT,
     EXPRESSION,
     OPERATORS,
@@ -37,7 +39,19 @@ from checker.mutation.operators import (
     TargetError,
     apply_step,
 )
-from checker.protocol import FUNCTIONS
+from checker.checks import ordered_ids
+from checker.grade.grading import Submission, grade
+from checker.loopfile.protocol import FUNCTIONS
+from checker.mutation.verify import (
+    KILLED,
+    REFERENCE_NAME,
+    SURVIVED,
+    TIMEOUT,
+    MutantResult,
+    ReferenceResult,
+    Verification,
+    settle,
+)
 
 DEFAULT_FUNCTIONS = tuple(f.name for f in FUNCTIONS)
 METHODS_TO_DROP = ("item", "to")
@@ -311,7 +325,6 @@ def checker_fingerprint() -> str:
 
     Any edit to a check, an instrument or the grading code changes it, so a cached verdict never
     outlives the code that reached it (mutmut keys its cache the same way)."""
-    import checker
 
     root = Path(checker.__file__).resolve().parent
     digest = hashlib.sha256(checker.__version__.encode())
@@ -357,8 +370,6 @@ class VerdictCache:
         self.data[self.key(source)] = entry
 
     def save(self) -> None:
-        from checker.catalogue import atomic_write
-
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, json.dumps(self.data))
@@ -414,10 +425,6 @@ def run_generated(
     run of the reference tells which figures vary by themselves. A survivor whose figures all equal the
     reference's is marked equivalent. Returns (Verification, {mutant id: behavioural equivalence or None},
     number of verdicts taken from the cache)."""
-    from checker.checks import ordered_ids
-    from checker.grading import Submission, grade
-    from checker.mutation.verify import REFERENCE_NAME, MutantResult, ReferenceResult, Verification, settle
-
     started = time.perf_counter()
     ref_source = reference if reference is not None else reference_source(getattr(lab, "track", None))
     ids = ordered_ids(None, device=getattr(lab, "device", "cpu"), track=getattr(lab, "track", None))
@@ -441,7 +448,7 @@ def run_generated(
     ref = ReferenceResult(seeds=[0])
     if todo or ref_entry is None:
         if lab is None:
-            from checker.lab import Lab
+            from checker.setting.lab import Lab
 
             lab = Lab().prepare()
         subs = [Submission(ref_source, REFERENCE_NAME), Submission(ref_source, REFERENCE_AGAIN)]
@@ -472,7 +479,7 @@ def run_generated(
             cache.put(ref_source, {"verdicts": ref.verdicts, "messages": ref.messages, "error": ref.error})
         for r, report in zip(todo, reports[2:], strict=True):
             settle(r, report)
-            same = r.status == "Survived" and identical_behaviour(_figures(report), ref_figures, noisy)
+            same = r.status == SURVIVED and identical_behaviour(_figures(report), ref_figures, noisy)
             behaviour[r.mutant.id] = IDENTICAL if same else None
             if cache is not None:
                 cache.put(r.source or "", {"status": r.status, "reason": r.reason, "checks": r.checks,
@@ -496,7 +503,6 @@ def render_generated(result, generated: Sequence[Generated], out, behaviour: dic
     measured the same figures as on the reference (``behaviour``)."""
     from rich.markup import escape
 
-    from checker.mutation.verify import KILLED, SURVIVED, TIMEOUT
 
     behaviour = behaviour or {}
     by_id = {g.mutant.id: g for g in generated}

@@ -14,6 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from checker import __version__
+from checker.base.files import atomic_write
+from checker.base.term import dumps
+from checker.checks import REGISTRY
 from checker.mutation.verify import (
     COMPILE_ERROR,
     IGNORED,
@@ -27,7 +31,6 @@ from checker.mutation.verify import (
     change_span,
     unified_diff,
 )
-from checker.term import dumps
 
 SCHEMA_URL = "https://git.io/mutation-testing-schema"
 THRESHOLDS = {"high": 100, "low": 90}
@@ -143,7 +146,6 @@ def render_terminal(v: Verification, out) -> None:
 
 def _check_tests(check_ids: list[str]) -> dict[str, Any]:
     """The checks as Stryker 'tests', grouped by the module that defines them."""
-    from checker.checks import REGISTRY
 
     root = Path(__file__).resolve().parents[2]
     files: dict[str, Any] = {}
@@ -184,8 +186,6 @@ def _mutant_entry(v: Verification, r: MutantResult) -> dict[str, Any]:
 
 
 def stryker_report(v: Verification) -> dict[str, Any]:
-    from checker import __version__
-
     versions = {}
     for name in ("torch", "libcst", "sklearn"):
         module = sys.modules.get(name)
@@ -249,7 +249,6 @@ def render_html(v: Verification) -> str:
     """A self-contained page (inline CSS, no script, no network), from ``templates/verify.html.j2``."""
     import jinja2
 
-    from checker.checks import REGISTRY
 
     ref = v.reference
     errors = v.count(RUNTIME_ERROR) + v.count(COMPILE_ERROR)
@@ -284,6 +283,4 @@ def render_html(v: Verification) -> str:
 
 
 def write_html(v: Verification, path: str | Path) -> None:
-    from checker.catalogue import atomic_write
-
     atomic_write(Path(path), render_html(v))

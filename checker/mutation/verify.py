@@ -1,7 +1,7 @@
 """`kata mutants verify`: the reference and every mutant through the whole battery, in one warm parent.
 
 The reference runs first under several global seeds (a check whose verdict on the reference changes
-between seeds is *flaky*); then every mutant. All of them go to ``checker.grading.grade`` in ONE call:
+between seeds is *flaky*); then every mutant. All of them go to ``checker.grade.grading.grade`` in ONE call:
 the parent has imported torch once, and each submission runs in its own forked child, two at a time.
 
 A mutant's status follows Stryker's vocabulary:
@@ -21,20 +21,34 @@ import difflib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from checker.mutation import Mutant, MutantError, apply, load_mutants, reference_source
+from checker.catalogue.mutants import Mutant, MutantError, apply, load_mutants, reference_source
+from checker.checks import ordered_ids
+from checker.grade.grading import Submission, grade
+from checker.setting.draws import Draw
 
-KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED = (
-    "Killed",
-    "Survived",
-    "Timeout",
-    "RuntimeError",
-    "CompileError",
-    "Ignored",
-)
-STATUSES = (KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED)
+
+class MutantStatus(str, Enum):
+    """What verify found for one mutant; the value is what reports, JSON and ``proofs.json`` say."""
+
+    KILLED = "Killed"
+    SURVIVED = "Survived"
+    TIMEOUT = "Timeout"
+    RUNTIME_ERROR = "RuntimeError"
+    COMPILE_ERROR = "CompileError"
+    IGNORED = "Ignored"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+KILLED, SURVIVED, TIMEOUT, RUNTIME_ERROR, COMPILE_ERROR, IGNORED = MutantStatus
 REFERENCE_NAME = "solutions/loop.py"
 SEED_SUFFIX = """
 
@@ -46,7 +60,7 @@ seed_everything({seed})
 @dataclass
 class MutantResult:
     mutant: Mutant
-    status: str
+    status: MutantStatus
     reason: str = ""
     source: str | None = None
     checks: dict[str, str] = field(default_factory=dict)
@@ -108,7 +122,7 @@ class Verification:
     seconds: dict[str, float] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
 
-    def count(self, status: str) -> int:
+    def count(self, status: MutantStatus) -> int:
         return sum(r.status == status for r in self.results)
 
     @property
@@ -243,9 +257,6 @@ def run_verify(
     ``on_check(name, check_id, status)`` is called as each check finishes; ``on_done(name, status)``
     as each submission finishes (name: the mutant id, or "reference (seed N)").
     """
-    from checker.checks import ordered_ids
-    from checker.grading import Submission, grade
-
     started = time.perf_counter()
     if seeds < 1:
         raise VerifyProblem("--seeds must be at least 1")
@@ -260,14 +271,13 @@ def run_verify(
     setup = time.perf_counter() - started
 
     if lab is None:
-        from checker.lab import Lab
+        from checker.setting.lab import Lab
 
         lab = Lab().prepare()
 
     ref_names = [REFERENCE_NAME if s == 0 else f"{REFERENCE_NAME} (seed {s})" for s in range(seeds)]
     # Seed 0 shares the run's draw with the mutants; every further seed also brings its own draw of the
     # differential checks' arguments, so "the reference passes under N seeds" covers N draws too.
-    from checker.draws import Draw
 
     subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=None if s == 0 else Draw.fresh(lab.track))
             for s in range(seeds)]

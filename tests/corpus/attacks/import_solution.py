@@ -1,5 +1,5 @@
 # Import the installed reference and use its functions.
-from checker.paths import REFERENCE
+from checker.base.paths import REFERENCE
 
 _namespace: dict = {}
 exec(compile(open(REFERENCE).read(), str(REFERENCE), "exec"), _namespace)

@@ -1,5 +1,5 @@
 # Patch Rig.__init__ (the instruments' harness): every rig it builds is quietly altered.
-import checker.instruments as instruments
+import checker.setting.instruments as instruments
 
 _init = instruments.Rig.__init__
 

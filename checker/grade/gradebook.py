@@ -1,0 +1,592 @@
+"""Grading a class: every submission in a folder, each in its own sandboxed children, into a gradebook.
+
+``kata grade DIR -o OUT`` is this module plus a progress bar. A submission that cannot be read or
+compiled is recorded as ungradable (with the reason) without running anything; the rest are graded
+together by ``checker.grade.grading.grade``, a submission per job, ``workers`` jobs at a time, so a
+submission that hangs or crashes costs its own time limit and nothing else.
+
+Outputs, computed first and written at the end, each file atomically (``write_gradebook``):
+- ``grades.csv``: ``submission, passed, score, points, max_points``, then one column per check id
+  holding its status (pass/fail/error/timeout/skipped), then ``integrity`` (why the file is held for
+  review, else empty) and ``error`` (why it could not be graded, else empty). ``passed`` is ``true``
+  when every check passes and nothing holds it for review; ``score`` is ``points / max_points`` (0-1),
+  the points being those of a course file (``--course``: per-check points, and which checks count),
+  else one per check;
+- ``results.json``: a list with each submission's ``Report.to_json()`` plus ``submission``, ``score``,
+  ``points``, ``max_points``, ``feedback`` (the path of its feedback file) and ``sha256`` (of the file's
+  bytes, to tell next time whether it changed);
+- ``feedback/<submission>.md``: for the student: the score, each check that did not pass with the
+  message that says what was measured, and what to read (the course's ``[read]``, else the kata that
+  teaches that check);
+- ``changes.md``: when OUT already held a results.json, what changed since (scores, and the checks
+  whose status moved, with the message that says why), and, per submission, whether its file changed.
+
+Grades are reproducible: every submission's arguments derive from a grading secret and its code
+(``checker.setting.draws``). Without ``--secret`` (or ``KATA_SECRET``), ``kata grade`` makes one and keeps it in
+``OUT/.secret`` (readable by its owner only, never in a feedback file), so grading again into the same
+OUT repeats every unchanged file's grade.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import secrets
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from checker.base.errors import LoopFileError
+from checker.base.files import atomic_write
+from checker.base.i18n import Message
+from checker.base.term import dumps
+from checker.base.toml import TABLE, TEXT, Field, read_toml, refuse_unknown, take
+from checker.checks import ordered_ids
+from checker.grade.grading import PASS, Report, Submission, grade
+from checker.loopfile.loading import compile_source, read_source
+from checker.sandbox.jobs import Limits
+from checker.setting.tracks import hidden_paths
+
+SUFFIXES = (".py", ".ipynb")
+OUTPUT_FILES = ("grades.csv", "results.json")
+
+
+def find_submissions(folder: Path) -> list[Path]:
+    """The ``.py`` and ``.ipynb`` files directly in ``folder`` (not its subfolders, not hidden), sorted."""
+    return sorted(
+        p for p in folder.iterdir()
+        if p.suffix in SUFFIXES and not p.name.startswith(".") and p.is_file()
+    )
+
+
+def existing_outputs(out: Path) -> list[Path]:
+    return [out / name for name in OUTPUT_FILES if (out / name).exists()]
+
+
+SECRET_FILE = ".secret"
+"""The grading secret ``kata grade`` made for an OUT folder (mode 0600), reused by every regrade into it."""
+
+
+class SecretFileError(ValueError):
+    """OUT's secret file cannot be made or read: the message names the file."""
+
+
+def kept_secret(out_dir: Path) -> tuple[bytes, bool]:
+    """The grading secret kept in ``out_dir`` (made when it has none, readable by its owner only): the secret,
+    and whether it was made now."""
+    path = out_dir / SECRET_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise SecretFileError(f"{path}: cannot keep the grading secret there ({exc.strerror})") from None
+    else:
+        made = secrets.token_hex(32)
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(made + "\n")
+        return made.encode("ascii"), True
+    try:
+        if path.is_symlink() or not path.is_file():
+            raise SecretFileError(f"{path} is not a regular file: remove it, or give --secret")
+        kept = path.read_bytes().strip()
+    except OSError as exc:
+        raise SecretFileError(f"{path}: cannot read the grading secret kept there ({exc.strerror}); "
+                              "give --secret, or remove the file to make a new one") from None
+    if not kept:
+        raise SecretFileError(f"{path} is empty: remove it to make a new secret, or give --secret")
+    return kept, False
+
+
+def file_hashes(paths: Sequence[Path]) -> dict[str, str]:
+    """``str(path)`` -> the SHA-256 of its bytes, for each file that can be read (to tell next time whether it
+    changed)."""
+    hashes = {}
+    for path in paths:
+        try:
+            hashes[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return hashes
+
+
+def prepare(paths: Sequence[Path]) -> tuple[list[Submission], list[Report]]:
+    """Read and compile each file (running nothing): gradable submissions, and reports for the rest."""
+    submissions, ungradable = [], []
+    for path in paths:
+        try:
+            source, filename = read_source(path)
+            compile_source(source, filename)
+        except LoopFileError as exc:
+            ungradable.append(Report(file=str(path), error_kind=exc.kind, error=exc.message))
+            continue
+        submissions.append(Submission(source, filename))
+    return submissions, ungradable
+
+
+def grade_folder(
+    paths: Sequence[Path],
+    lab: Any,
+    *,
+    check_ids: Sequence[str],
+    workers: int = 2,
+    timeout: float | None = None,
+    lang: str = "en",
+    secret: bytes | None = None,
+    on_report: Callable[[Report], None] | None = None,
+    hide: Sequence[Path] = (),
+) -> list[Report]:
+    """Grade every file; the reports come back in the order of ``paths``. With a grading ``secret`` each file's
+    arguments derive from it and the file's code, so the same file and secret get the same report. ``hide``:
+    folders no child may see besides kata's own data (the class folder, the gradebook's, its secret)."""
+    submissions, ungradable = prepare(paths)
+    for report in ungradable:
+        if on_report:
+            on_report(report)
+    hidden = hidden_paths(hide)
+    limits = Limits(step_timeout=timeout, hide=hidden) if timeout else Limits(hide=hidden)
+    graded = grade(submissions, lab, check_ids=check_ids, workers=workers, split=1, lang=lang,
+                   limits=limits, secret=secret, on_report=on_report)
+    by_file = {r.file: r for r in [*graded, *ungradable]}
+    return [by_file[str(p)] for p in paths]
+
+
+# --------------------------------------------------------------------------- the course file
+
+
+class CourseFileError(ValueError):
+    """A course file is malformed: the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Course:
+    """What counts in a course: the checks run and their points, and what to read when one fails."""
+
+    points: dict[str, float]
+    """Check id -> points, in the battery's order; only these checks are run and counted."""
+    reading: dict[str, str] = field(default_factory=dict)
+    """Check id -> what to read when it fails (else: the [read] of the kata that teaches it)."""
+    title: str | None = None
+    path: Path | None = None
+
+    @property
+    def check_ids(self) -> list[str]:
+        return list(self.points)
+
+    @property
+    def max_points(self) -> float:
+        return sum(self.points.values())
+
+    @classmethod
+    def equal(cls, check_ids: Sequence[str]) -> Course:
+        """Every check worth one point (no course file)."""
+        return cls({cid: 1.0 for cid in check_ids})
+
+
+COURSE_SCHEMA = (
+    Field("title", TEXT, required=False, doc="the course's name, shown in the feedback files"),
+    Field("points", TABLE, doc="check id = points: the checks that count, and what each is worth"),
+    Field("read", TABLE, required=False, doc="check id = what to read when it fails"),
+)
+
+
+def load_course(path: Path, known: Sequence[str], track=None) -> Course:
+    """A course file (TOML), validated; CourseFileError names the file and the field.
+
+    ::
+
+        title = "Lab 4: the training loop"
+        [points]                       # the checks that count, and their points (others are not run)
+        "steps.fresh_grads" = 3
+        "loss.falls" = 1
+        [read]                         # optional: what to read when a check fails
+        "steps.fresh_grads" = "Lesson 4, section 4"
+    """
+
+    if not path.is_file():
+        raise CourseFileError(f"{path}: no such course file")
+    data = read_toml(path, CourseFileError)
+    where = str(path)
+    refuse_unknown(data, {f.name for f in COURSE_SCHEMA}, where, CourseFileError)
+    values = take(data, COURSE_SCHEMA, where, CourseFileError)
+    points, reading = values["points"], values["read"] or {}
+    if not points:
+        raise CourseFileError(f"{where}: [points] lists no check: name at least one (`kata checks` lists them)")
+    for table, name in ((points, "points"), (reading, "read")):
+        unknown = [cid for cid in table if cid not in known]
+        if unknown:
+            raise CourseFileError(f"{where}: [{name}] names unknown check(s) {', '.join(unknown)} "
+                                  "(`kata checks` lists them)")
+    for cid, value in points.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise CourseFileError(f"{where}: [points] {cid} = {value!r}: points must be a number above 0 "
+                                  "(leave a check out to not count it)")
+    for cid, value in reading.items():
+        if not isinstance(value, str) or not value.strip():
+            raise CourseFileError(f"{where}: [read] {cid} must be a non-empty string")
+    order = ordered_ids(list(points), device="cpu", track=track)
+    skipped = [cid for cid in points if cid not in order]
+    if skipped:
+        raise CourseFileError(f"{where}: [points] names check(s) {', '.join(skipped)} that do not apply to the "
+                              f"track graded (`kata checks --track NAME` lists those that do)")
+    return Course({cid: float(points[cid]) for cid in order}, {k: v.strip() for k, v in reading.items()},
+                  values["title"], path)
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def points_of(report: Report, course: Course) -> float:
+    """Points earned: those of every passed check; none while the file is held for review or ungradable."""
+    if report.error is not None or getattr(report, "held_for_review", False):
+        return 0.0
+    return sum(course.points.get(c.id, 0.0) for c in report.checks if c.passed)
+
+
+def weighted_score(report: Report, course: Course) -> float:
+    return points_of(report, course) / course.max_points if course.max_points else 0.0
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+# --------------------------------------------------------------------------- feedback
+
+FEEDBACK = {
+    "title": Message(en="Feedback on {name}", es="Comentarios sobre {name}"),
+    "score": Message(en="Score: **{points} of {max} points** ({percent:.0f}%); {passed} of {total} checks pass.",
+                     es="Nota: **{points} de {max} puntos** ({percent:.0f}%); pasan {passed} de {total} "
+                        "comprobaciones."),
+    "held": Message(en="**Held for review.** Every pass counts once a person has read your file, because:",
+                    es="**Pendiente de revisión.** Los aprobados cuentan cuando una persona haya leído tu "
+                       "archivo, porque:"),
+    "error": Message(en="**Your file could not be graded:** {error}",
+                     es="**Tu archivo no se pudo evaluar:** {error}"),
+    "failed": Message(en="What did not pass", es="Lo que no pasó"),
+    "measured": Message(en="What was measured", es="Lo que se midió"),
+    "read": Message(en="What to read", es="Qué leer"),
+    "practise": Message(en="Practise it with `kata next {slug}`.", es="Practícalo con `kata next {slug}`."),
+    "status": Message(en="status", es="estado"),
+    "points": Message(en="{points} point(s)", es="{points} punto(s)"),
+    "passed": Message(en="What passed", es="Lo que pasó"),
+    "all": Message(en="Every check passes. Well done.", es="Pasan todas las comprobaciones. Bien hecho."),
+}
+
+
+def readings(lang: str, katas: Sequence[Any] | None = None,
+             mutants: dict | None = None) -> dict[str, tuple[str, str]]:
+    """Check id -> (kata slug, its [read] text): the first kata (in order) whose mutant that check kills."""
+    if katas is None or mutants is None:
+        try:
+            from checker.catalogue.katas import load_katas
+            from checker.catalogue.mutants import load_mutants
+
+            katas, mutants = load_katas(), load_mutants()
+        except ValueError:  # a broken catalogue only costs the suggestions
+            return {}
+    out: dict[str, tuple[str, str]] = {}
+    for kata in katas:
+        mutant = mutants.get(getattr(kata, "mutant", None) or "")
+        for cid in mutant.killed_by if mutant else ():
+            out.setdefault(cid, (kata.slug, kata.read.render(lang)))
+    return out
+
+
+def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]]) -> str:
+    """One student's feedback file: the score, what failed with the measured message, and what to read."""
+    name = Path(report.file).name
+    say = {k: m.render for k, m in FEEDBACK.items()}
+    lines = [f"# {say['title'](lang, name=name)}", ""]
+    if course.title:
+        lines += [f"*{course.title}*", ""]
+    passed = [c for c in report.checks if c.passed]
+    earned = points_of(report, course)
+    percent = 100 * earned / course.max_points if course.max_points else 0.0
+    lines += [say["score"](lang, points=_num(earned), max=_num(course.max_points), percent=percent,
+                           passed=len(passed), total=len(report.checks)), ""]
+    integrity = list(getattr(report, "integrity", []) or [])
+    if integrity:
+        lines += [say["held"](lang), "", *(f"- {reason}" for reason in integrity), ""]
+    if report.error is not None:
+        lines += [say["error"](lang, error=report.error.strip()), ""]
+    failed = [c for c in report.checks if not c.passed]
+    if failed:
+        lines += [f"## {say['failed'](lang)}", ""]
+        for c in failed:
+            points = say["points"](lang, points=_num(course.points.get(c.id, 0.0)))
+            lines += [f"### ✗ `{c.id}`: {c.title}", "", f"{say['status'](lang)}: **{c.status}** · {points}", "",
+                      f"{say['measured'](lang)}:", ""]
+            lines += [f"> {line}" if line else ">" for line in (c.message or "").strip().splitlines()]
+            lines.append("")
+            what = course.reading.get(c.id)
+            kata = reading.get(c.id)
+            if what or kata:
+                lines += [f"{say['read'](lang)}: {what or kata[1]}"]
+                if kata:
+                    lines += ["", say["practise"](lang, slug=kata[0])]
+                lines.append("")
+    elif report.error is None and report.checks:
+        lines += [say["all"](lang), ""]
+    if passed:
+        lines += [f"## {say['passed'](lang)}", "", ", ".join(f"`{c.id}`" for c in passed), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def feedback_name(report: Report) -> str:
+    return f"{Path(report.file).name}.md"
+
+
+# --------------------------------------------------------------------------- changes since the last run
+
+
+@dataclass(frozen=True)
+class Change:
+    submission: str
+    before: float | None
+    """The previous score (0-1), None for a new submission."""
+    after: float | None
+    """The new score, None for a submission no longer in the folder."""
+    checks: list[tuple[str, str, str, str]]
+    """(check id, status before, status now, the message now) for every check whose status changed."""
+
+    @property
+    def why(self) -> str:
+        return self.reason("en")
+
+    def reason(self, lang: str) -> str:
+        """Why the score moved: the checks whose status changed, else what else did."""
+        if self.before is None:
+            return WHY["new"].render(lang)
+        if self.after is None:
+            return WHY["gone"].render(lang)
+        if self.checks:
+            return "; ".join(f"{cid} {a} -> {b}" for cid, a, b, _ in self.checks)
+        return WHY["points"].render(lang) if abs(self.before - self.after) > 1e-9 else ""
+
+
+class FileState(str, Enum):
+    """Whether a submission's file changed since the previous grading (its SHA-256 against the one kept)."""
+
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    NEW = "new"
+    UNKNOWN = "unknown"
+    """The previous run kept no hash of it (an older kata), or the file cannot be read."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def file_states(previous: Sequence[dict], current: Sequence[dict]) -> dict[str, FileState]:
+    """Submission -> whether its file changed since the previous results.json, for every current one."""
+    before = {e["submission"]: e.get("sha256") for e in previous}
+    states = {}
+    for entry in current:
+        name, now = entry["submission"], entry.get("sha256")
+        if name not in before:
+            states[name] = FileState.NEW
+        elif not before[name] or not now:
+            states[name] = FileState.UNKNOWN
+        else:
+            states[name] = FileState.UNCHANGED if before[name] == now else FileState.CHANGED
+    return states
+
+
+WHY = {
+    "new": Message(en="new submission", es="entrega nueva"),
+    "gone": Message(en="no longer in the folder", es="ya no está en la carpeta"),
+    "points": Message(en="the course's points changed", es="cambiaron los puntos del curso"),
+}
+
+
+def load_previous(out_dir: Path) -> list[dict] | None:
+    """The previous run's results.json in OUT, or None (no file, or not one this command wrote)."""
+    try:
+        data = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, list) or not all(isinstance(e, dict) and "submission" in e for e in data):
+        return None
+    return data
+
+
+def compare(previous: Sequence[dict], current: Sequence[dict]) -> list[Change]:
+    """What changed between two results.json lists: scores, and the checks whose status moved."""
+    before = {e["submission"]: e for e in previous}
+    now = {e["submission"]: e for e in current}
+    changes = []
+    for name in [*now, *(n for n in before if n not in now)]:
+        old, new = before.get(name), now.get(name)
+        if old is None or new is None:
+            changes.append(Change(name, old and old.get("score"), new and new.get("score"), []))
+            continue
+        old_checks = {c["id"]: c.get("status") for c in old.get("checks", [])}
+        moved = []
+        for c in new.get("checks", []):
+            if c["id"] in old_checks and old_checks[c["id"]] != c.get("status"):
+                first = (c.get("message") or "").strip().splitlines()
+                moved.append((c["id"], old_checks[c["id"]], c.get("status"), first[0] if first else ""))
+        if old.get("error") != new.get("error") and not moved:
+            moved.append(("(file)", "ungradable" if old.get("error") else "graded",
+                          "ungradable" if new.get("error") else "graded",
+                          (new.get("error") or {}).get("message", "")))
+        score_moved = abs(float(old.get("score", 0)) - float(new.get("score", 0))) > 1e-9
+        if moved or score_moved:
+            changes.append(Change(name, old.get("score"), new.get("score"), moved))
+    return changes
+
+
+CHANGES = {
+    "title": Message(en="Changes since the previous grading", es="Cambios desde la evaluación anterior"),
+    "none": Message(en="Nothing changed in the {n} submission(s) graded before.",
+                    es="Nada cambió en las {n} entrega(s) evaluadas antes."),
+    "header": Message(en="| submission | score before | score now | why |",
+                      es="| entrega | nota antes | nota ahora | por qué |"),
+    "now": Message(en="What the checks measure now", es="Lo que miden ahora las comprobaciones"),
+    "files": Message(en="Files since the previous grading", es="Archivos desde la evaluación anterior"),
+    "files_intro": Message(
+        en="{changed} changed, {unchanged} unchanged, {new} new, {unknown} unknown. A changed file is graded at "
+           "new arguments (they derive from the grading secret and the file); an unchanged one at the same.",
+        es="{changed} cambiados, {unchanged} sin cambios, {new} nuevos, {unknown} desconocidos. Un archivo "
+           "cambiado se evalúa con argumentos nuevos (salen del secreto de evaluación y del archivo); uno sin "
+           "cambios, con los mismos."),
+    "changed": Message(en="changed", es="cambiado"),
+    "unchanged": Message(en="unchanged", es="sin cambios"),
+    "new": Message(en="new", es="nuevo"),
+    "unknown": Message(en="unknown (the previous grading kept no hash of it)",
+                       es="desconocido (la evaluación anterior no guardó su huella)"),
+    "moved": Message(
+        en="unchanged, yet its grade moved: graded with another secret, course or version of kata than last time?",
+        es="sin cambios, pero su nota se movió: ¿evaluado con otro secreto, curso o versión de kata que la vez "
+           "anterior?"),
+}
+
+
+def _files_markdown(files: dict[str, FileState], changes: Sequence[Change], lang: str) -> list[str]:
+    """Per submission, whether its file changed; an unchanged file whose grade moved is pointed out."""
+    moved = {ch.submission for ch in changes if ch.before is not None and ch.after is not None}
+    counts = Counter(files.values())
+    lines = ["", f"## {CHANGES['files'].render(lang)}", "",
+             CHANGES["files_intro"].render(lang, **{s.value: counts.get(s, 0) for s in FileState}), ""]
+    for name, state in files.items():
+        key = "moved" if state is FileState.UNCHANGED and name in moved else state.value
+        lines.append(f"- {name}: {CHANGES[key].render(lang)}")
+    return lines
+
+
+def changes_markdown(changes: Sequence[Change], previous_count: int, lang: str = "en",
+                     files: dict[str, FileState] | None = None) -> str:
+    """changes.md: the submissions whose grade moved and why, then (``files``) whether each file changed."""
+    lines = [f"# {CHANGES['title'].render(lang)}", ""]
+    tail = _files_markdown(files, changes, lang) if files is not None else []
+    if not changes:
+        return "\n".join([*lines, CHANGES["none"].render(lang, n=previous_count), *tail, ""])
+    lines += [CHANGES["header"].render(lang), "|---|---|---|---|"]
+
+    def fmt(x: float | None) -> str:
+        return "—" if x is None else f"{x:.4f}"
+
+    for ch in changes:
+        lines.append(f"| {ch.submission} | {fmt(ch.before)} | {fmt(ch.after)} | {ch.reason(lang).replace('|', '/')} |")
+    detail = [ch for ch in changes if ch.checks]
+    if detail:
+        lines += ["", f"## {CHANGES['now'].render(lang)}", ""]
+        for ch in detail:
+            for cid, old, new, message in ch.checks:
+                lines.append(f"- {ch.submission}, `{cid}` {old} -> {new}: {message}")
+    return "\n".join([*lines, *tail]) + "\n"
+
+
+# --------------------------------------------------------------------------- writing, once, at the end
+
+
+def grades_csv(reports: Sequence[Report], course: Course) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["submission", "passed", "score", "points", "max_points", *course.check_ids, "integrity",
+                     "error"])
+    for report in reports:
+        statuses = {c.id: str(getattr(c.status, "value", c.status)) for c in report.checks}
+        writer.writerow([
+            Path(report.file).name,
+            "true" if report.passed else "false",
+            f"{weighted_score(report, course):.4f}",
+            _num(points_of(report, course)),
+            _num(course.max_points),
+            *(statuses.get(cid, "") for cid in course.check_ids),
+            "; ".join(getattr(report, "integrity", []) or []),
+            (report.error or "").strip(),
+        ])
+    return buf.getvalue()
+
+
+def results_json(reports: Sequence[Report], course: Course | None = None,
+                 hashes: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Each report as results.json holds it; ``hashes``: ``report.file`` -> the SHA-256 of its bytes."""
+    course = course or Course.equal(sorted({c.id for r in reports for c in r.checks}))
+    hashes = hashes or {}
+    return [{"submission": Path(r.file).name, "score": round(weighted_score(r, course), 4),
+             "points": points_of(r, course), "max_points": course.max_points,
+             "feedback": f"feedback/{feedback_name(r)}", "sha256": hashes.get(r.file), **r.to_json()}
+            for r in reports]
+
+
+@dataclass(frozen=True)
+class Written:
+    files: list[Path]
+    changes: list[Change] | None
+    """What changed since the previous run in OUT (None: there was none)."""
+    file_states: dict[str, FileState] | None = None
+    """Submission -> whether its file changed since the previous run in OUT (None: there was none)."""
+
+
+def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *, lang: str = "en",
+                    hashes: dict[str, str] | None = None) -> Written:
+    """Every output, computed first and then written, each file atomically (a temporary file in OUT,
+    renamed over the old one): grades.csv and results.json are never left half-written. ``hashes``
+    (``file_hashes``): each file's SHA-256, kept in results.json to tell next time which files changed."""
+    results = results_json(reports, course, hashes)
+    previous = load_previous(out_dir)
+    changes = compare(previous, results) if previous is not None else None
+    files = file_states(previous, results) if previous is not None else None
+    reading = readings(lang)
+    texts: dict[Path, str] = {
+        out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading) for r in reports
+    }
+    if changes is not None:
+        texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []), lang, files)
+    texts[out_dir / "results.json"] = dumps(results, indent=2) + "\n"
+    texts[out_dir / "grades.csv"] = grades_csv(reports, course)
+    (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
+    for path, text in texts.items():
+        atomic_write(path, text)
+    return Written(list(texts), changes, files)
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    total: int
+    passed: int
+    failed: int
+    ungradable: int
+    failing_checks: list[tuple[str, int, Counter]]
+    """(check id, submissions it did not pass, their statuses), most failed first; failed checks only."""
+
+
+def summarize(reports: Sequence[Report]) -> ClassSummary:
+    counts: dict[str, Counter] = {}
+    for report in reports:
+        for res in report.checks:
+            if res.status != PASS:
+                counts.setdefault(res.id, Counter())[str(getattr(res.status, "value", res.status))] += 1
+    failing = sorted(((cid, sum(c.values()), c) for cid, c in counts.items()), key=lambda t: (-t[1], t[0]))
+    ungradable = sum(r.error is not None for r in reports)
+    passed = sum(r.passed for r in reports)
+    return ClassSummary(len(reports), passed, len(reports) - passed - ungradable, ungradable, failing)

@@ -1,0 +1,606 @@
+"""Grade loop files: run the checks' measures in sandboxed children, judge the figures here.
+
+Three concerns, kept apart:
+- **planning** (``_plan``): which child runs which checks. One submission's checks may be split
+  across workers (``kata check`` uses both cores); many submissions run side by side (``kata
+  mutants verify``, ``kata grade``); trusted *reference processes* run the differential checks on
+  the reference loop, forked before any learner file is loaded, each answering one or several draws
+  of arguments in turn (with a grading secret every submission has its own draw);
+- **turning events into results** (``_Grader.on_event``): figures become verdicts in this process,
+  where the learner's code cannot reach; a differential check waits for the reference's answer;
+- **the rerun policy** (``_Grader.on_outcome``): a check that hangs or kills its child is recorded
+  as such, and the checks after it run again in a fresh child, each with its full limit. A timeout
+  is put down to the protocol function that hung, from the functions each check declares it calls
+  (``calls``) and those that already returned in this submission; the checks that call a function
+  known to hang are skipped, naming it, and every other check still runs, so a hang costs only the
+  credit that depends on the function that hung. ``MAX_TIMEOUTS`` timeouts that no function explains
+  stop the rest (a safety net).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+from checker.base.i18n import Message
+from checker.checks import REGISTRY, ordered_ids
+from checker.checks.base import judging
+from checker.grade.integrity import review_reasons
+from checker.grade.worker import LOAD_TIMEOUT as LOAD_SECONDS
+from checker.grade.worker import draw_index
+from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised, Start, Tampered
+from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
+from checker.sandbox.zygote import Task
+from checker.setting.draws import Draw
+from checker.setting.tracks import hidden_paths, submission_folders
+
+
+class Status(str, Enum):
+    """How one check ended. A ``str``, so it compares, prints and serialises as its value."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    SKIPPED = "skipped"
+    """Not run: it calls a protocol function that hung in an earlier check, or earlier checks ran out of time."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+PASS, FAIL, ERROR, TIMEOUT, SKIPPED = Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.SKIPPED
+
+MAX_TIMEOUTS = 2
+"""After this many timeouts that no protocol function explains, a submission's remaining checks are not run."""
+REFERENCE_BATCH = 32
+"""Most draws one reference process answers (more submissions: more processes, run side by side)."""
+
+RAISED = Message(
+    en="the check stopped because your loop raised an error:\n{error}",
+    es="la comprobación se detuvo porque tu bucle lanzó un error:\n{error}",
+)
+RAISED_ALSO = Message(
+    en="\nThe same error also stopped: {ids}",
+    es="\nEl mismo error detuvo también: {ids}",
+)
+RAISED_SAME = Message(
+    en="stopped by the same error as {first} (shown there)",
+    es="detenida por el mismo error que {first} (se muestra allí)",
+)
+TIMED_OUT = Message(
+    en="did not finish within {seconds:g} s: something in your loop runs far longer than it should (an endless loop?)",
+    es="no terminó en {seconds:g} s: algo en tu bucle tarda mucho más de lo debido (¿un bucle infinito?)",
+)
+DIED = Message(
+    en="the process running your loop ended during this check ({how}); nothing was measured",
+    es="el proceso que ejecutaba tu bucle terminó durante esta comprobación ({how}); no se midió nada",
+)
+NOT_RUN = Message(
+    en="not run: earlier checks on this file already ran out of time, so the rest were skipped",
+    es="no se ejecutó: comprobaciones anteriores de este archivo ya agotaron su tiempo, así que se omitió el resto",
+)
+HUNG = Message(
+    en="not run: this check calls {function}, which did not return within {seconds:g} s in {where} (it hangs), "
+    "so it would hang here too; fix {function} and the check runs again",
+    es="no se ejecutó: esta comprobación llama a {function}, que no terminó en {seconds:g} s en {where} (se "
+    "cuelga), así que aquí también se colgaría; arregla {function} y la comprobación volverá a ejecutarse",
+)
+BAD_FIGURES = Message(
+    en="the figures measured for this check are malformed ({error})",
+    es="las cifras medidas para esta comprobación están mal formadas ({error})",
+)
+NO_REFERENCE = Message(
+    en="the reference process could not compute this check's answer ({why}); nothing can be compared, so the "
+    "check does not pass (a fault in kata, not in your loop: please report it)",
+    es="el proceso de referencia no pudo calcular la respuesta de esta comprobación ({why}); no hay nada con "
+    "qué comparar, así que la comprobación no pasa (un fallo de kata, no de tu bucle: por favor, avísanos)",
+)
+TAMPERED = Message(
+    en="{file} interfered with the grader while it ran ({what}): it changed torch or kata, or did something no "
+    "training loop needs; such a file cannot be graded",
+    es="{file} interfirió con el evaluador mientras se ejecutaba ({what}): modificó torch o kata, o hizo algo "
+    "que ningún bucle de entrenamiento necesita; un archivo así no se puede evaluar",
+)
+LOAD_TIMEOUT = Message(
+    en="{file} did not finish importing within {seconds:g} s (an endless loop at module level?)",
+    es="{file} no terminó de importarse en {seconds:g} s (¿un bucle infinito a nivel de módulo?)",
+)
+INTERNAL = Message(
+    en="kata could not take in what this file's checks reported ({error}); the file is not graded (a fault in "
+    "kata: please report it)",
+    es="kata no pudo procesar lo que informaron las comprobaciones de este archivo ({error}); el archivo no se "
+    "evalúa (un fallo de kata: por favor, avísanos)",
+)
+LOAD_DIED = Message(
+    en="{file} ended the process while being imported ({how})",
+    es="{file} terminó el proceso mientras se importaba ({how})",
+)
+
+
+@dataclass
+class CheckResult:
+    id: str
+    family: str
+    title: str
+    status: Status
+    message: str
+    measured: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+
+@dataclass
+class Report:
+    file: str
+    checks: list[CheckResult] = field(default_factory=list)
+    error_kind: str | None = None
+    error: str | None = None
+    """Why the file cannot be graded at all (exit 2), or None."""
+    output: str = ""
+    output_dropped: int = 0
+    integrity: list[str] = field(default_factory=list)
+    """Why the source should be read by a person before any pass counts (static note; empty: nothing)."""
+    isolation: str | None = None
+    """"full" when every layer of the sandbox held in each child, "reduced" where the platform refused one
+    (``isolation_why`` says which); None when no child reported (hardening off)."""
+    isolation_why: list[str] = field(default_factory=list)
+    reproducible: bool = False
+    """The differential checks' arguments came from a grading secret (or were fixed), not fresh: the same
+    file graded again with the same secret gets the same report."""
+
+    @property
+    def checks_passed(self) -> bool:
+        """Every check passed (whatever the integrity note says)."""
+        return self.error is None and bool(self.checks) and all(c.passed for c in self.checks)
+
+    @property
+    def held_for_review(self) -> bool:
+        return bool(self.integrity)
+
+    @property
+    def passed(self) -> bool:
+        """Every check passed and nothing holds the pass back for review."""
+        return self.checks_passed and not self.held_for_review
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.error is not None else (0 if self.passed else 1)
+
+    @property
+    def score(self) -> float:
+        if self.held_for_review:
+            return 0.0
+        return sum(c.passed for c in self.checks) / len(self.checks) if self.checks else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"file": self.file, "passed": self.passed, "checks": [asdict(c) for c in self.checks]}
+        if self.error is not None:
+            data["error"] = {"kind": self.error_kind, "message": self.error}
+        if self.output_dropped:
+            data["output_dropped_bytes"] = self.output_dropped
+        if self.integrity:
+            data["held_for_review"] = True
+            data["integrity"] = list(self.integrity)
+        if self.isolation is not None:
+            data["isolation"] = self.isolation
+            if self.isolation_why:
+                data["isolation_why"] = list(self.isolation_why)
+        data["reproducible"] = self.reproducible
+        return data
+
+
+@dataclass
+class Submission:
+    source: str
+    filename: str
+    check_ids: Sequence[str] | None = None
+    """This submission's own selection of checks; None: the ``check_ids`` given to ``grade``."""
+    draw: Any = None
+    """The differential checks' arguments for this submission; None: the run's own fresh draw."""
+
+
+def _how(outcome: Outcome) -> str:
+    status = outcome.exit_status
+    if outcome.memory_exceeded:
+        return "out of memory"
+    if status is not None and status < 0:
+        import signal
+
+        try:
+            return f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return f"exit status {status}"
+
+
+def split_checks(ids: Sequence[str], parts: int) -> list[list[str]]:
+    """Share checks between ``parts`` workers so each gets about the same total cost; each group runs in the
+    order of ``ids`` (the catalogue's: the checks that call one protocol function come first, so a later
+    hang can be put down to the function that hung)."""
+    groups: list[list[str]] = [[] for _ in range(max(1, min(parts, len(ids))))]
+    loads = [0.0] * len(groups)
+    for cid in sorted(ids, key=lambda c: -REGISTRY[c].cost):
+        i = loads.index(min(loads))
+        groups[i].append(cid)
+        loads[i] += REGISTRY[cid].cost
+    order = {cid: n for n, cid in enumerate(ids)}
+    return [sorted(g, key=order.__getitem__) for g in groups if g]
+
+
+# ---------------------------------------------------------------------------- state
+
+
+class _ReferenceRun:
+    """The trusted answers for one draw, filled by a reference process."""
+
+    def __init__(self, draw: Any, ids: list[str]):
+        self.draw, self.ids = draw, ids
+        self.answers: dict[str, dict] = {}
+        self.failures: dict[str, str] = {}
+        self.done = False
+
+
+class _ReferenceBatch:
+    """The draws one reference process answers, in turn; ``current``: the one it is answering now."""
+
+    def __init__(self, runs: list[_ReferenceRun]):
+        self.runs = runs
+        self.current: _ReferenceRun | None = None
+
+
+def _batches(runs: list[_ReferenceRun], workers: int) -> list[_ReferenceBatch]:
+    """Consecutive runs shared between about ``workers`` processes, at most ``REFERENCE_BATCH`` draws each."""
+    if not runs:
+        return []
+    count = max(min(max(workers, 1), len(runs)), -(-len(runs) // REFERENCE_BATCH))
+    size = -(-len(runs) // count)
+    return [_ReferenceBatch(runs[i:i + size]) for i in range(0, len(runs), size)]
+
+
+class _State:
+    """One submission while it is being graded."""
+
+    def __init__(self, sub: Submission, ids: list[str], lang: str, reference: _ReferenceRun | None):
+        self.sub, self.ids, self.lang, self.reference = sub, ids, lang, reference
+        self.results: dict[str, CheckResult] = {}
+        self.differential: dict[str, tuple[dict, float]] = {}
+        """A differential check's figures, waiting for the reference's answer."""
+        self.timeouts = 0
+        """Timeouts no protocol function explains."""
+        self.hung: dict[str, tuple[str, float]] = {}
+        """Protocol function -> (the check it hung in, that check's limit): known to hang."""
+        self.returned: set[str] = set()
+        """Protocol functions that returned: every function of each check that measured."""
+        self.unexplained: list[tuple[str, float]] = []
+        """Checks that timed out where no single function could be named yet (and their limits)."""
+        self.running = 0
+        self.finished = False
+        self.report = Report(file=sub.filename)
+
+    def isolation(self, event: Isolation) -> None:
+        """The weakest isolation any of this submission's children had is the submission's."""
+        report = self.report
+        if report.isolation != "reduced":
+            report.isolation = event.level
+        report.isolation_why = sorted(set(report.isolation_why) | set(event.why))
+
+    def result(self, cid: str, status: Status, message: str, measured=None, seconds: float = 0.0) -> CheckResult:
+        chk = REGISTRY[cid]
+        res = CheckResult(cid, chk.family, chk.title.render(self.lang), status, message, measured or {}, seconds)
+        self.results[cid] = res
+        return res
+
+    def settled(self, cid: str) -> bool:
+        return cid in self.results or cid in self.differential
+
+
+# ---------------------------------------------------------------------------- the grader
+
+
+class _Grader:
+    def __init__(self, lab, limits: Limits, lang: str, on_check, on_report, states: list[_State] | None = None):
+        self.lab, self.limits, self.lang = lab, limits, lang
+        self.on_check, self.on_report = on_check, on_report
+        self.states = states if states is not None else []
+        """Every submission graded: those waiting on a reference's draw finish when its answers are in."""
+        self.reruns: list[Job] = []
+
+    # -- planning
+
+    def plan(self, states: list[_State], references: list[_ReferenceBatch], split: int) -> list[Job]:
+        # the reference processes first: they fork before any learner file is loaded, and they never load one
+        source = self.lab.track.reference.read_text(encoding="utf-8") if references else ""
+        jobs = [Job(Task("checker.grade.worker:reference_target",
+                         ([(run.draw, run.ids) for run in batch.runs], self.lab, source)),
+                    self.limits, tag=("reference", batch)) for batch in references]
+        for st in states:
+            for group in split_checks(st.ids, split):
+                jobs.append(self._job(st, group, self.limits))
+        return jobs
+
+    def _job(self, st: _State, group: list[str], limits: Limits) -> Job:
+        draw = st.reference.draw if st.reference is not None else None
+        st.running += 1
+        return Job(Task("checker.grade.worker:check_target", (st.sub.source, st.sub.filename, group, self.lab, draw)),
+                   limits, tag=(st, group))
+
+    # -- events into results
+
+    def on_event(self, job: Job, event: Event) -> None:
+        """Take one parsed event; never raises (a fault here marks that job, never the whole run)."""
+        try:
+            self._on_event(job, event)
+        except Exception as exc:  # noqa: BLE001 - a bug of kata's must not cost a class its grades
+            if job.tag[0] != "reference":
+                st: _State = job.tag[0]
+                if st.report.error is None:
+                    st.report.error_kind = "internal"
+                    st.report.error = INTERNAL.render(self.lang, error=f"{type(exc).__name__}: {exc}")
+
+    def _on_event(self, job: Job, event: Event) -> None:
+        if job.tag[0] == "reference":
+            self._on_reference_event(job.tag[1], event)
+            return
+        st: _State = job.tag[0]
+        if isinstance(event, Isolation):
+            st.isolation(event)
+            return
+        if isinstance(event, FileError) and st.report.error_kind != "tampered":
+            st.report.error_kind, st.report.error = event.error_kind, event.message
+        elif isinstance(event, Tampered) and st.report.error_kind != "tampered":  # the first says why; it sticks
+            st.report.error_kind = "tampered"
+            st.report.error = TAMPERED.render(self.lang, file=st.sub.filename, what=", ".join(event.what[:4]))
+        if not isinstance(event, Measured | Raised):
+            return
+        cid = event.check
+        if st.report.error is not None or cid not in REGISTRY or cid not in st.ids or st.settled(cid):
+            return  # a repeated or unasked-for figure is never taken (a forged second answer changes nothing)
+        if isinstance(event, Measured):
+            st.returned.update(REGISTRY[cid].calls)
+            if REGISTRY[cid].reference:
+                st.differential[cid] = (event.measured, event.seconds)
+                return
+            self._emit(st, self._judged(st, cid, event.measured, event.seconds))
+        else:
+            self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=event.error),
+                                     {"exception": event.type, "error": event.error}, event.seconds))
+
+    def _on_reference_event(self, batch: _ReferenceBatch, event: Event) -> None:
+        if isinstance(event, Start):
+            index = draw_index(event.step)
+            if index is not None and index < len(batch.runs):
+                # the draws before this one are complete: the submissions waiting on them can finish
+                for run in batch.runs[:index]:
+                    self._reference_done(run, "no answer")
+                batch.current = batch.runs[index]
+            return
+        run = batch.current
+        if run is None or not isinstance(event, Measured | Raised) or event.check not in REGISTRY \
+                or event.check not in run.ids:
+            return
+        if isinstance(event, Measured):
+            run.answers[event.check] = event.measured
+        else:
+            last = [line for line in event.error.strip().splitlines() if line.strip()][-1:]
+            run.failures[event.check] = f"{event.type}: {last}"
+
+    def _reference_done(self, run: _ReferenceRun, why: str) -> None:
+        if run.done:
+            return
+        run.done = True
+        for cid in run.ids:
+            if cid not in run.answers:
+                run.failures.setdefault(cid, why)
+        for st in self.states:
+            if st.reference is run and st.running == 0 and not st.finished:
+                self._finish(st)
+
+    def _judged(self, st: _State, cid: str, measured: dict, seconds: float,
+                reference: dict | None = None) -> CheckResult:
+        chk = REGISTRY[cid]
+        try:
+            with judging(self.lab.track):
+                verdict = chk.judge(measured, reference) if chk.reference else chk.judge(measured)
+            return st.result(cid, PASS if verdict.passed else FAIL, verdict.render(self.lang), measured, seconds)
+        except Exception as exc:  # malformed figures: never a pass
+            return st.result(cid, ERROR, BAD_FIGURES.render(self.lang, error=f"{type(exc).__name__}: {exc}"),
+                             measured, seconds)
+
+    def _emit(self, st: _State, res: CheckResult) -> None:
+        if self.on_check:
+            self.on_check(st.sub, res)
+
+    # -- the rerun policy
+
+    def on_outcome(self, outcome: Outcome) -> None:
+        if outcome.job.tag[0] == "reference":
+            batch: _ReferenceBatch = outcome.job.tag[1]
+            why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
+            for run in batch.runs:
+                self._reference_done(run, why)
+            return
+        st, group = outcome.job.tag
+        st.running -= 1
+        st.report.output += outcome.output
+        st.report.output_dropped += outcome.output_dropped
+        missing = [c for c in group if not st.settled(c)]
+        if st.report.error is None and missing:
+            self._after_failure(st, outcome, missing)
+        if st.running == 0 and (st.reference is None or st.reference.done) and not st.finished:
+            self._finish(st)
+
+    def _after_failure(self, st: _State, outcome: Outcome, missing: list[str]) -> None:
+        step = outcome.timed_out_step or outcome.current_step
+        if step in ("load", "start", None):
+            # the file never finished importing: nothing here can be graded
+            st.report.error_kind = "load"
+            if outcome.timed_out_step:
+                seconds = min(LOAD_SECONDS, self.limits.step_timeout)
+                st.report.error = LOAD_TIMEOUT.render(self.lang, file=st.sub.filename, seconds=seconds)
+            else:
+                st.report.error = LOAD_DIED.render(self.lang, file=st.sub.filename, how=_how(outcome))
+            return
+        culprit = step if step in missing else missing[0]
+        if outcome.timed_out_step:
+            timeout = min(REGISTRY[culprit].timeout, outcome.job.limits.step_timeout)
+            self._emit(st, st.result(culprit, TIMEOUT, TIMED_OUT.render(self.lang, seconds=timeout)))
+            st.unexplained.append((culprit, timeout))
+            _explain_hangs(st)
+        else:
+            self._emit(st, st.result(culprit, ERROR, DIED.render(self.lang, how=_how(outcome))))
+        rest = [c for c in missing if c != culprit]
+        for cid in list(rest):
+            hung = next((f for f in REGISTRY[cid].calls if f in st.hung), None)
+            if hung is not None:  # it would hang too: say which function, run the others
+                where, seconds = st.hung[hung]
+                self._emit(st, st.result(cid, SKIPPED, HUNG.render(self.lang, function=hung, seconds=seconds,
+                                                                   where=where)))
+                rest.remove(cid)
+        if rest and st.timeouts >= MAX_TIMEOUTS:
+            # timeouts no function explains: stop paying for them
+            for cid in rest:
+                self._emit(st, st.result(cid, SKIPPED, NOT_RUN.render(self.lang)))
+        elif rest:
+            self.reruns.append(self._job(st, rest, self.limits))
+
+    # -- the report
+
+    def _finish(self, st: _State) -> None:
+        st.finished = True
+        if st.report.error is None:
+            ref = st.reference
+            for cid, (measured, seconds) in st.differential.items():
+                if ref is not None and cid in ref.answers:
+                    self._emit(st, self._judged(st, cid, measured, seconds, ref.answers[cid]))
+                else:
+                    why = ref.failures.get(cid, "no answer") if ref is not None else "no reference process"
+                    self._emit(st, st.result(cid, ERROR, NO_REFERENCE.render(self.lang, why=why), measured, seconds))
+            st.report.checks = [st.results[c] for c in st.ids if c in st.results]
+            _one_crash_shown_once(st.report.checks, self.lang)
+        if self.on_report:
+            self.on_report(st.report)
+
+
+def _explain_hangs(st: _State) -> None:
+    """Put each timeout down to the protocol function that hung, where the checks' ``calls`` allow it.
+
+    A check that calls one function hung in it; one that calls several hung in the only one of them that
+    has not returned elsewhere in this submission; one that calls a function known to hang is explained by
+    it. What stays unexplained counts towards ``MAX_TIMEOUTS``. Run again as more functions return, an
+    early timeout may be explained later.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for cid, seconds in list(st.unexplained):
+            calls = REGISTRY[cid].calls
+            if any(f in st.hung for f in calls):
+                st.unexplained.remove((cid, seconds))
+                changed = True
+                continue
+            suspects = list(calls) if len(calls) == 1 else [f for f in calls if f not in st.returned]
+            if len(suspects) == 1:
+                st.hung[suspects[0]] = (cid, seconds)
+                st.unexplained.remove((cid, seconds))
+                changed = True
+    st.timeouts = len(st.unexplained)
+
+
+def _one_crash_shown_once(checks: list[CheckResult], lang: str) -> None:
+    """When one error stopped several checks, show its traceback once, on the first, naming the others."""
+    by_error: dict[str, list[CheckResult]] = {}
+    for res in checks:
+        error = res.measured.get("error") if res.status == ERROR else None
+        if error:
+            # the same exception reached through other callers (fit -> train_epoch) is the same crash
+            last = [line for line in str(error).strip().splitlines() if line.strip()][-1:]
+            by_error.setdefault(f"{res.measured.get('exception')}: {last}", []).append(res)
+    for same in by_error.values():
+        if len(same) > 1:
+            first, rest = same[0], same[1:]
+            first.message += RAISED_ALSO.render(lang, ids=", ".join(r.id for r in rest))
+            for res in rest:
+                res.message = RAISED_SAME.render(lang, first=first.id)
+
+
+def _integrity(sub: Submission, lang: str) -> list[str]:
+    return review_reasons(sub.source, sub.filename, lang=lang)
+
+
+def grade(
+    submissions: Sequence[Submission],
+    lab,
+    *,
+    check_ids: Sequence[str] | None = None,
+    workers: int = 2,
+    split: int = 1,
+    lang: str = "en",
+    limits: Limits | None = None,
+    draw: Any = None,
+    secret: bytes | None = None,
+    on_check: Callable[[Submission, CheckResult], None] | None = None,
+    on_report: Callable[[Report], None] | None = None,
+) -> list[Report]:
+    """Grade every submission; each report lists the checks in catalogue order.
+
+    The differential checks' arguments: a submission's own ``draw``, else ``draw`` (tests), else with a
+    grading ``secret`` one derived from the secret and the submission's code (``Draw.from_secret``: the
+    same file and secret give the same report), else one drawn fresh here, once per run. Submissions with
+    equal draws share their reference answers.
+    """
+
+    device = getattr(lab, "device", "cpu")
+    ids = ordered_ids(check_ids, device=device, track=lab.track)
+    limits = limits or Limits()
+    if limits.harden:  # kata's data, every track's reference and mutants, each submission's folder: not there
+        folders = submission_folders([sub.filename for sub in submissions])
+        limits = replace(limits, hide=tuple(dict.fromkeys([*(limits.hide or hidden_paths()), *folders])))
+    if secret is not None and not secret:
+        raise ValueError("a grading secret cannot be empty")
+    shared = draw if draw is not None or secret is not None else Draw.fresh(lab.track)
+    references: dict[str, _ReferenceRun] = {}
+    states: list[_State] = []
+    for sub in submissions:
+        own = ids if sub.check_ids is None else ordered_ids(sub.check_ids, device=device, track=lab.track)
+        wanted = [c for c in own if REGISTRY[c].reference]
+        ref = None
+        if wanted:
+            this_draw = sub.draw if sub.draw is not None else shared
+            if this_draw is None:
+                this_draw = Draw.from_secret(secret, sub.source.encode("utf-8"), lab.track)
+            key = repr(this_draw)  # equal draws, one set of answers
+            ref = references.get(key)
+            if ref is None:
+                ref = references[key] = _ReferenceRun(this_draw, [])
+            ref.ids.extend(c for c in wanted if c not in ref.ids)
+        state = _State(sub, own, lang, ref)
+        state.report.reproducible = sub.draw is not None or draw is not None or secret is not None
+        states.append(state)
+    for ref in references.values():
+        ref.ids = ordered_ids(ref.ids, device=device, track=lab.track)
+    grader = _Grader(lab, limits, lang, on_check, on_report, states)
+    for st in states:
+        st.report.integrity = _integrity(st.sub, lang)
+    queue = grader.plan(states, _batches(list(references.values()), workers), split)
+    while queue:
+        run_jobs(queue, workers=workers, on_event=grader.on_event, on_outcome=grader.on_outcome)
+        queue, grader.reruns = list(grader.reruns), []
+    for st in states:
+        if not st.finished:  # a reference process that never ran (no job at all): say so, never pass
+            if st.reference is not None:
+                st.reference.done = True
+            grader._finish(st)
+    return [st.report for st in states]
+
+
+def grade_one(source: str, filename: str, lab, **kwargs: Any) -> Report:
+    kwargs.setdefault("split", kwargs.get("workers", 2))
+    # the reference process runs beside the file's own children
+    kwargs.setdefault("workers", kwargs["split"] + 1)
+    return grade([Submission(source, filename)], lab, **kwargs)[0]

@@ -1,0 +1,189 @@
+"""Load a loop file by path (or source text) and validate it against the loop protocol.
+
+Everything here that executes the learner's code runs in a sandboxed child; the parent
+only reads and compiles the text, which executes nothing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import linecache
+import sys
+import traceback
+import types
+from pathlib import Path
+
+from checker.base.errors import LoopFileError, UsageProblem
+from checker.base.i18n import Message, resolve_lang
+from checker.loopfile.notebook import cell_position
+from checker.loopfile.protocol import FUNCTIONS
+
+MAX_SOURCE_BYTES = 1_000_000
+_counter = itertools.count()
+
+
+def read_source(path: str | Path) -> tuple[str, str]:
+    """Return ``(source, filename)`` for a loop file (``.py`` or ``.ipynb``), or raise LoopFileError."""
+    p = Path(path)
+    if not p.exists():
+        raise LoopFileError("not_found", f"{p}: no such file")
+    if p.is_dir():
+        raise LoopFileError("not_file", f"{p} is a directory; give the path of a .py or .ipynb loop file")
+    if not p.is_file():
+        raise LoopFileError("not_file", f"{p} is not a regular file")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise LoopFileError("unreadable", f"{p}: cannot read it ({exc.strerror})") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise LoopFileError("too_big", f"{p} is {len(data):,} bytes; a loop file is at most {MAX_SOURCE_BYTES:,}")
+    if b"\0" in data:
+        raise LoopFileError("binary", f"{p} is a binary file, not Python source")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise LoopFileError("binary", f"{p} is not UTF-8 text (byte {exc.start} is {data[exc.start]:#x})") from None
+    if p.suffix == ".ipynb":
+        from checker.loopfile.notebook import notebook_to_source
+
+        text = notebook_to_source(text, str(p))
+    if not text.strip():
+        raise LoopFileError("empty", f"{p} is empty; a loop file defines the protocol functions")
+    return text, str(p)
+
+
+def compile_source(source: str, filename: str) -> types.CodeType:
+    """Compile without running; a syntax error names file:line and shows the offending line."""
+    try:
+        return compile(source, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        # the line from the source compiled (a notebook's cells), never re-read from the file on disk
+        lines = source.splitlines()
+        line = (lines[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(lines) else exc.text or "").rstrip("\n")
+        where = f"{filename}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
+        if filename.endswith(".ipynb"):  # a notebook: say which cell and line
+            from checker.loopfile.notebook import describe_position
+
+            where = describe_position(filename, exc.lineno, source) or where
+        caret = ""
+        if line and exc.offset:
+            stripped = line.lstrip()
+            indent = len(line) - len(stripped)
+            caret = "\n    " + " " * max(exc.offset - 1 - indent, 0) + "^"
+            line = stripped
+        shown = f"\n    {line}{caret}" if line else ""
+        raise LoopFileError("syntax", f"{where}: syntax error: {exc.msg}{shown}") from None
+
+
+def learner_traceback(exc: BaseException, filename: str) -> str:
+    """The traceback of ``exc`` trimmed to the frames in the learner's file."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    lines = ["Traceback (your file's frames only):"] if frames else []
+    formatted = zip(traceback.format_list(frames), frames, strict=True)
+    lines += [_in_cell(line.rstrip("\n"), frame, filename) for line, frame in formatted]
+    lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc)]
+    return "\n".join(lines)
+
+
+def _in_cell(text: str, frame: traceback.FrameSummary, filename: str) -> str:
+    """A formatted frame, its 'line N' as 'cell C, line M' when the file is a notebook."""
+    if not filename.endswith(".ipynb"):
+        return text
+
+    pos = cell_position(filename, frame.lineno)
+    if pos is None:
+        return text
+    return text.replace(f", line {frame.lineno},", f", cell {pos[0]}, line {pos[1]},", 1)
+
+
+def load_module(source: str, filename: str) -> types.ModuleType:
+    """Execute the source as a fresh module with a private name (so its __main__ block never runs)."""
+    code = compile_source(source, filename)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    name = f"_kata_loop_{next(_counter)}"
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except SystemExit as exc:
+        raise LoopFileError(
+            "exit",
+            f"{filename} called exit({exc.code!r}) while being imported; "
+            "move that into `if __name__ == \"__main__\":`",
+        ) from None
+    except ModuleNotFoundError as exc:
+        raise LoopFileError(
+            "import", f"{filename} imports {exc.name!r}, which is not installed\n{learner_traceback(exc, filename)}"
+        ) from None
+    except Exception as exc:
+        raise LoopFileError(
+            "import", f"{filename} raised an error while being imported\n{learner_traceback(exc, filename)}"
+        ) from None
+    return module
+
+
+def protocol_problems(module: types.ModuleType, track=None) -> list[str]:
+    """One line per protocol function that is missing, not callable, or not callable as the checker calls it.
+
+    ``track``: a ``checker.setting.tracks.Track`` whose protocol the file follows (default: protocol v1).
+    """
+    problems = []
+    for spec in (FUNCTIONS if track is None else tuple(track.functions.values())):
+        fn = getattr(module, spec.name, None)
+        if fn is None:
+            problems.append(f"missing function {spec.name}: expected {spec.signature}")
+            continue
+        if not callable(fn):
+            problems.append(f"{spec.name} is a {type(fn).__name__}, not a function: expected {spec.signature}")
+            continue
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            continue
+        args, kwargs = spec.probe_call()
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            problems.append(f"{spec.name}{sig} cannot be called as {spec.signature}: {exc}")
+    return problems
+
+
+def validate_module(module: types.ModuleType, filename: str, track=None) -> None:
+    problems = protocol_problems(module, track)
+    if problems:
+        which = "loop protocol v1" if track is None or track.protocol == ("v1",) else (
+            f"the protocol of track {track.id!r} ({' + '.join(track.protocol)})")
+        raise LoopFileError(
+            "protocol", f"{filename} does not follow {which}:\n" + "\n".join(f"  - {p}" for p in problems)
+        )
+
+
+def load_loop(source: str, filename: str, track=None) -> types.ModuleType:
+    """Load and validate: the module, ready for the checks, or LoopFileError (``track``: see protocol_problems)."""
+    module = load_module(source, filename)
+    validate_module(module, filename, track)
+    return module
+
+
+# --------------------------------------------------------------------------- for the commands
+
+ANSWERS_NOT_A_LOOP = Message(
+    en="{path} holds a practice kata's answers, not a training loop: `kata check` without a path compares them "
+       "with a run (in the folder where `kata next` wrote it)",
+    es="{path} contiene las respuestas de una kata de práctica, no un bucle de entrenamiento: `kata check` sin "
+       "ruta las compara con una ejecución (en la carpeta donde lo escribió `kata next`)",
+)
+
+
+def read_loop_file(path: str, lang: str | None = None) -> tuple[str, str]:
+    """Read and compile (without running) a loop file; any problem is a UsageProblem (exit 2)."""
+    if str(path).endswith(".toml"):
+        raise UsageProblem(ANSWERS_NOT_A_LOOP.render(resolve_lang(lang), path=path))
+    try:
+        source, filename = read_source(path)
+        compile_source(source, filename)
+    except LoopFileError as exc:
+        raise UsageProblem(exc.message) from None
+    return source, filename

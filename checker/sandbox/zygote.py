@@ -1,0 +1,374 @@
+"""The zygote: a fresh interpreter, holding nothing of any job, that forks every graded child.
+
+A child forked from kata itself would inherit kata's memory: the reference's source, this run's draws and
+the reference's answers, and in ``kata grade`` every classmate's file. Native code in a child can read its
+own memory whatever Python allows, so learner children are forked from the zygote instead. The zygote is
+started with fork and exec (no memory of kata's), imports torch, scikit-learn and kata's checks once, and
+from then on only ever receives descriptors, never a job's content::
+
+    kata --SCM_RIGHTS [spec memfd, event pipe, output pipe, status pipe]--> zygote
+    zygote --fork--> shepherd --(new PID namespace) fork--> init (pid 1) --fork--> child
+
+The parent writes the job (``ChildSpec``: a picklable ``Task``, its limits, the job's key) into a memfd
+that only the child reads, so when the zygote forks the next child its memory holds nothing of the last
+one. The status pipe says ``P <pid> <namespace>`` once forked (the pid kata kills the job by: the child,
+or its namespace's init) and ``S <wait status>`` when the child ends. When a namespace's init ends, the
+kernel kills every process left in it: nothing the child started outlives the job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+READY = b"R"
+SPAWN = b"F"
+START_SECONDS = 300.0
+"""How long the zygote may take to import torch and scikit-learn before kata gives up on it."""
+CLONE_NEWPID = 0x20000000
+PR_SET_PDEATHSIG = 1
+
+_ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "OMP_NUM_THREADS",
+                "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK",
+                "CUDA_VISIBLE_DEVICES", "PYTHONHASHSEED", "KATA_LANG", "TMPDIR")
+"""What the zygote (and so every child) keeps of kata's environment: nothing a launcher may keep secret."""
+
+_PRELOAD: list[str] = []
+"""What a new zygote imports (``module``) or calls (``module:function``) once, in this order, before it forks
+any child: the layers above register theirs with ``preload`` (the sandbox knows no check and no track)."""
+
+
+def preload(*specs: str) -> None:
+    """Have every zygote started from now on import ``module`` (or call ``module:function``) before it forks."""
+    for spec in specs:
+        if spec not in _PRELOAD:
+            _PRELOAD.append(spec)
+
+
+class ZygoteError(RuntimeError):
+    """The zygote could not start or stopped answering; the message says why."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a child runs, as data: ``module:function`` called with ``args`` returns ``target(reporter)``.
+
+    Picklable, so it can travel to a child the parent did not fork; the function is looked up in the
+    child, among kata's own modules.
+    """
+
+    function: str
+    args: tuple = ()
+
+    def __call__(self, reporter: Any) -> None:
+        import importlib
+
+        module, _, name = self.function.partition(":")
+        target = getattr(importlib.import_module(module), name)(*self.args)
+        target(reporter)
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """Everything one child is told, and nothing else (the job's tag stays in the parent)."""
+
+    job: Any
+    key: bytes
+    private_dir: str | None
+    identity: tuple[int, int] | None
+    main: str
+    """``module:function`` the child calls with the job, its pipes and the rest of the spec."""
+
+
+# ------------------------------------------------------------------------------------------ parent side
+
+
+class Zygote:
+    """The parent's handle on its zygote: started once, on demand, and reused by every run."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
+        self.ready = False
+        self.errors: Any = None
+        self.lock = threading.Lock()
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self) -> None:
+        """Start the zygote if none runs; returns at once (the imports go on beside the caller's work)."""
+        with self.lock:
+            if self.alive():
+                return
+            self._close()
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            boot = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+                    "from checker.sandbox.zygote import serve; serve(int(sys.argv[2]), json.loads(sys.argv[3]))")
+            path = [p for p in sys.path if p]
+            env = {k: v for k, v in os.environ.items() if k in _ENVIRONMENT}
+            env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+            for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+                env.setdefault(var, "1")
+            import tempfile
+
+            self.errors = tempfile.TemporaryFile()  # never fills up, unlike a pipe nobody reads
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-c", boot, json.dumps(path), str(theirs.fileno()), json.dumps(_PRELOAD)],
+                pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=self.errors, cwd="/", start_new_session=True,
+            )
+            theirs.close()
+            self.sock, self.ready = ours, False
+
+    def _close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
+            self.process = None
+        if self.errors is not None:
+            self.errors.close()
+            self.errors = None
+        self.ready = False
+
+    def stop(self) -> None:
+        with self.lock:
+            self._close()
+
+    def _wait_ready(self) -> None:
+        import selectors
+
+        assert self.sock is not None and self.process is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.sock, selectors.EVENT_READ)
+            if not sel.select(timeout=START_SECONDS):
+                raise ZygoteError(f"the grading process did not start within {START_SECONDS:g} s")
+        try:
+            message = self.sock.recv(16)
+        except OSError:
+            message = b""
+        if message != READY:
+            raise ZygoteError(f"the grading process could not start:\n{self._stderr()}")
+        self.ready = True
+
+    def _stderr(self) -> str:
+        if self.process is None or self.errors is None:
+            return ""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.errors.seek(0)
+        return self.errors.read().decode("utf-8", "replace")[-4000:].strip()
+
+    def spawn(self, spec: bytes, fds: list[int], new_pid_namespace: bool) -> None:
+        """Have the zygote fork a child reading ``spec``; ``fds``: its event, output and status write ends."""
+        for attempt in range(2):
+            self.start()
+            with self.lock:
+                try:
+                    if not self.ready:
+                        self._wait_ready()
+                    memfd = os.memfd_create("kata-job", os.MFD_CLOEXEC)
+                    try:
+                        view = memoryview(spec)
+                        while view:
+                            view = view[os.write(memfd, view):]
+                        os.lseek(memfd, 0, os.SEEK_SET)
+                        assert self.sock is not None
+                        socket.send_fds(self.sock, [SPAWN + (b"1" if new_pid_namespace else b"0")],
+                                        [memfd, *fds])
+                    finally:
+                        os.close(memfd)
+                    return
+                except (OSError, ZygoteError) as exc:
+                    self._close()
+                    if attempt or isinstance(exc, ZygoteError):
+                        raise ZygoteError(str(exc)) from None
+
+
+_zygote: Zygote | None = None
+
+
+def zygote() -> Zygote:
+    """This process's zygote (one per process, made on first use)."""
+    global _zygote
+    if _zygote is None or _zygote_owner != os.getpid():
+        _set(Zygote())
+    assert _zygote is not None
+    return _zygote
+
+
+_zygote_owner = -1
+
+
+def _set(z: Zygote) -> None:
+    global _zygote, _zygote_owner
+    _zygote, _zygote_owner = z, os.getpid()
+
+
+def prestart() -> None:
+    """Start this process's zygote now, so its imports overlap with the caller's own work."""
+    zygote().start()
+
+
+# ------------------------------------------------------------------------------------------ zygote side
+
+
+def _prctl(option: int, arg: int) -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _unshare(flags: int) -> bool:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).unshare(flags) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _resolve(spec: str) -> Any:
+    """``module`` imported, or ``module:function`` looked up, among kata's own modules."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    found = importlib.import_module(module)
+    return getattr(found, name) if name else found
+
+
+def _warm(specs: list[str]) -> None:
+    """What every child would otherwise pay for, as the layers above registered it (``preload``): the heavy
+    imports, torch's lazy set-up, kata's modules, the built-in tracks' data."""
+    for spec in specs:
+        found = _resolve(spec)
+        if ":" in spec:
+            found()
+
+
+def serve(fd: int, specs: list[str] = ()) -> None:
+    """The zygote's main loop; never returns."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sock = socket.socket(fileno=fd)
+    try:
+        _warm(list(specs))
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        os._exit(1)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # shepherds are reaped by the kernel
+    sock.send(READY)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 16, 8)
+        except OSError:
+            os._exit(0)
+        if not message:  # kata is gone
+            os._exit(0)
+        if message[:1] != SPAWN or len(fds) != 4:
+            for f in fds:
+                os.close(f)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                sock.close()
+                _shepherd(fds, message[1:2] == b"1")
+            except BaseException:
+                code = 1
+            os._exit(code)
+        for f in fds:
+            os.close(f)
+
+
+def _shepherd(fds: list[int], new_pid_namespace: bool) -> None:
+    """Fork the child and report on it. In a new PID namespace the process forked first is the namespace's
+    init (pid 1): it forks the child (pid 2, an ordinary process: it can signal itself), reports the child's
+    end, and when it goes, the kernel kills whatever is left in the namespace."""
+    spec_fd, event_w, out_w, status_w = fds
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    namespace = new_pid_namespace and _unshare(CLONE_NEWPID)
+    pid = os.fork()
+    if pid == 0:
+        if not namespace:
+            os.close(status_w)
+            _child(spec_fd, event_w, out_w)
+        _init(spec_fd, event_w, out_w, status_w)
+    os.close(spec_fd)
+    os.close(event_w)
+    os.close(out_w)
+    os.write(status_w, f"P {pid} {int(namespace)}\n".encode())
+    status = _wait(pid)
+    if not namespace or status != 0:  # the namespace's init reports its child itself, unless it was killed
+        os.write(status_w, f"S {status}\n".encode())
+
+
+def _wait(pid: int) -> int:
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:
+            continue
+
+
+def _init(spec_fd: int, event_w: int, out_w: int, status_w: int) -> None:
+    """pid 1 of the child's namespace; never returns."""
+    code = 0
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        pid = os.fork()
+        if pid == 0:
+            os.close(status_w)
+            _child(spec_fd, event_w, out_w)
+        os.close(spec_fd)
+        os.close(event_w)
+        os.close(out_w)
+        while True:  # orphans in the namespace come to init: reap them too, until the child itself ends
+            try:
+                ended, status = os.waitpid(-1, 0)
+            except InterruptedError:
+                continue
+            if ended == pid:
+                break
+        os.write(status_w, f"S {status}\n".encode())
+    except BaseException:
+        code = 1
+    os._exit(code)
+
+
+def _child(spec_fd: int, event_w: int, out_w: int) -> None:
+    """Runs in the child; never returns."""
+    try:
+        chunks = []
+        while chunk := os.read(spec_fd, 1 << 20):
+            chunks.append(chunk)
+        os.close(spec_fd)
+        spec: ChildSpec = pickle.loads(b"".join(chunks))
+        del chunks
+    except BaseException:
+        os._exit(72)
+    _resolve(spec.main)(spec.job, event_w, out_w, spec.key, spec.private_dir, spec.identity)

@@ -1,0 +1,615 @@
+"""The measuring instruments the checks drive a loop with. They record; they never judge.
+
+Every instrument writes into one shared :class:`Tape`, so the order of events (an epoch
+starts, a loss is computed, the optimizer steps, the model runs forward) is kept:
+
+- :func:`lesson_mlp`: the track's MLP (optionally with dropout), built from a seed
+  without touching the global random state;
+- :class:`TapedLoader`: a real ``DataLoader`` over the lesson's data (same order as the
+  lesson's seeded loader) that marks the start of every epoch on the tape;
+- :class:`SpyLoss`: ``CrossEntropyLoss`` that records each call's batch size and value, where its
+  tensors came from, and (optionally) the gradient of that loss with respect to the model;
+- :class:`RecordingSGD` / :class:`RecordingAdam`: real ``torch.optim.SGD`` / ``Adam`` (schedulers
+  and ``isinstance`` work) whose ``step()`` records the gradients, lr and model mode it sees;
+- :class:`ForwardProbe`: forward hooks recording mode, grad recording and graph building;
+- :class:`SavedTensorMeter`: bytes of tensors currently saved by live autograd graphs;
+- :class:`HostTensor`: a tensor that loses its tag on ``.to()``/``.cpu()``/``.cuda()``, so a
+  dropped ``x.to(device)`` is visible even when ``device`` is the CPU;
+- :class:`Rig`: the usual set of the above, assembled for one check.
+
+These run only in the sandboxed child, next to the learner's code.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+# ---------------------------------------------------------------------------- the tape
+
+
+class Tape:
+    """An ordered log of what the instruments saw, shared by all of them.
+
+    ``epoch`` counts the epochs started so far (loader iterations); every event carries
+    the epoch it happened in, 0 before the first.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.epoch = 0
+        self.epoch_probes: list[Callable[[], dict[str, Any]]] = []
+        """Called at each epoch start; what they return is stored on the ``epoch`` event."""
+        self.muted = False
+        """While True, events are not kept (the checker's own forward passes)."""
+        self.graphs: GraphTracker | None = None
+        """When set, the spy loss and the forward probe tag every graph they see."""
+
+    def add(self, kind: str, **data: Any) -> dict[str, Any]:
+        data["kind"] = kind
+        data["epoch"] = self.epoch
+        if not self.muted:
+            self.events.append(data)
+        return data
+
+    def start_epoch(self) -> None:
+        self.epoch += 1
+        extra: dict[str, Any] = {}
+        for probe in self.epoch_probes:
+            extra.update(probe())
+        self.add("epoch", **extra)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["kind"] == kind]
+
+    def by_epoch(self, kind: str) -> list[list[dict[str, Any]]]:
+        """Events of ``kind`` grouped by epoch (index 0 is epoch 1); events before epoch 1 are left out."""
+        groups: list[list[dict[str, Any]]] = [[] for _ in range(self.epoch)]
+        for e in self.events:
+            if e["kind"] == kind and e["epoch"] >= 1:
+                groups[e["epoch"] - 1].append(e)
+        return groups
+
+
+# ---------------------------------------------------------------------------- models
+
+
+def lesson_mlp(seed: int = 0, *, dropout: float | None = None, device: str = "cpu", track=None) -> nn.Sequential:
+    """The track's MLP (default: the moons track's 2-16-2) with its initial weights for ``seed``.
+
+    With ``dropout``, a ``Dropout(p)`` sits after each hidden ReLU (same parameters), so train and eval
+    mode give different outputs. The global random state is left as it was.
+    """
+    if track is None:
+        from checker.setting.tracks import get_track
+
+        track = get_track()
+    return track.model.build(seed, dropout=dropout, device=device)
+
+
+def parameters_of(model: nn.Module) -> list[torch.Tensor]:
+    return list(model.parameters())
+
+
+# ---------------------------------------------------------------------------- data
+
+
+class HostTensor(torch.Tensor):
+    """A tensor tagged as "not moved yet": ``.to()``, ``.cpu()`` and ``.cuda()`` return plain tensors.
+
+    Every other operation keeps the tag (indexing, stacking, a forward pass), so a tensor that
+    reaches the model or the loss still tagged was never the result of a move. On the CPU,
+    ``x.to("cpu")`` returns ``x`` itself, which is why a dropped result is otherwise invisible.
+    """
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with torch._C.DisableTorchFunctionSubclass():
+            result = func(*args, **kwargs)
+            if func in _MOVES:
+                return result.as_subclass(torch.Tensor) if isinstance(result, torch.Tensor) else result
+            if func in torch.overrides.get_default_nowrap_functions():
+                return result
+            return torch._tensor._convert(result, cls)
+
+
+_MOVES = {torch.Tensor.to, torch.Tensor.cpu, torch.Tensor.cuda}
+
+
+def tag(t: torch.Tensor) -> HostTensor:
+    """``t`` as a :class:`HostTensor` (same storage)."""
+    return t.as_subclass(HostTensor)
+
+
+def untag(t: torch.Tensor) -> torch.Tensor:
+    """A plain ``torch.Tensor`` view of ``t`` (tagged or not)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        return t.as_subclass(torch.Tensor) if type(t) is not torch.Tensor else t
+
+
+def is_tagged(t: Any) -> bool:
+    return isinstance(t, HostTensor)
+
+
+class BatchDataset(TensorDataset):
+    """``TensorDataset`` that hands a whole batch over at once (``__getitems__``): same batches, less work."""
+
+    def __getitems__(self, indices: Sequence[int]) -> tuple[torch.Tensor, ...]:
+        idx = torch.as_tensor(indices, dtype=torch.int64)
+        return tuple(t[idx] for t in self.tensors)
+
+
+def _batch_as_is(batch):
+    return list(batch)
+
+
+class TapedLoader(DataLoader):
+    """A real ``DataLoader`` over ``(X, y)``, in the lesson's order for ``seed``; ``iter()`` marks an epoch.
+
+    The order equals ``DataLoader(TensorDataset(X, y), batch_size, shuffle=True,
+    generator=torch.Generator().manual_seed(seed))``; batches come as ``[x, y]``.
+    """
+
+    def __init__(self, X: torch.Tensor, y: torch.Tensor, tape: Tape, *, batch_size: int = 32, seed: int = 0,
+                 drop_last: bool = False):
+        self.tape = tape
+        super().__init__(
+            BatchDataset(X, y), batch_size=batch_size, shuffle=True,
+            generator=torch.Generator().manual_seed(seed), collate_fn=_batch_as_is, drop_last=drop_last,
+        )
+
+    def __iter__(self):
+        self.tape.start_epoch()
+        return super().__iter__()
+
+
+# ---------------------------------------------------------------------------- loss
+
+
+class SpyLoss(nn.CrossEntropyLoss):
+    """``CrossEntropyLoss`` (mean) that writes a ``loss`` event for every call.
+
+    Each event holds ``n`` (batch size), ``value``, ``grad_enabled``, ``requires_grad`` (the loss
+    has a graph), ``input_tagged``/``target_tagged`` (:class:`HostTensor` arrived), the two
+    devices, and, when ``params`` is given and the loss has a graph, ``grads``: the gradient of
+    this very loss with respect to ``params`` (``None`` where it does not depend on one), taken
+    without touching ``.grad``.
+    """
+
+    def __init__(self, tape: Tape, params: Sequence[torch.Tensor] | None = None):
+        super().__init__()
+        self.tape = tape
+        self.params = list(params) if params is not None else None
+
+    def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        loss = super().forward(input, target)
+        event = self.tape.add(
+            "loss",
+            n=int(target.shape[0]) if target.dim() else 1,
+            value=float(loss.detach()),
+            grad_enabled=torch.is_grad_enabled(),
+            requires_grad=bool(loss.requires_grad),
+            input_tagged=is_tagged(input), target_tagged=is_tagged(target),
+            input_device=str(input.device), target_device=str(target.device),
+        )
+        if self.tape.graphs is not None and not self.tape.muted:
+            self.tape.graphs.tag(loss, "loss")
+        if self.params is not None and loss.requires_grad:
+            grads = torch.autograd.grad(loss, self.params, retain_graph=True, allow_unused=True)
+            event["grads"] = [None if g is None else g.detach().clone() for g in grads]
+        return loss
+
+
+# ---------------------------------------------------------------------------- optimizers
+
+
+def grad_norm(grads: Sequence[torch.Tensor | None]) -> float:
+    """Euclidean norm of all the gradients together (missing ones count as zero), as a float."""
+    total = 0.0
+    for g in grads:
+        if g is not None:
+            total += float(g.detach().double().pow(2).sum())
+    return math.sqrt(total)
+
+
+class _Recording:
+    """Mixin for a torch optimizer: ``step()`` first writes a ``step`` event, then steps as usual.
+
+    The event holds ``lrs`` (one per param group), ``training`` (every module of ``model`` in
+    training mode) and ``norm`` (the gradients' total norm), plus ``grads`` (clones, ``None``
+    where ``.grad`` is None) when ``keep_grads``.
+    """
+
+    def __init__(self, params, *, tape: Tape, model: nn.Module | None = None, keep_grads: bool = False, **kw):
+        super().__init__(params, **kw)  # type: ignore[call-arg]
+        self.tape = tape
+        self.model = model
+        self.keep_grads = keep_grads
+
+    def step(self, closure=None):
+        # Step first, then record: with ``step(closure)`` the gradients only exist once the closure has
+        # run inside the step, and SGD/Adam never modify ``.grad``, so what is read afterwards is exactly
+        # what the update used.
+        loss = super().step(closure)  # type: ignore[misc]
+        params = [p for group in self.param_groups for p in group["params"]]  # type: ignore[attr-defined]
+        grads = [None if p.grad is None else p.grad.detach() for p in params]
+        event = self.tape.add(
+            "step",
+            lrs=[float(group["lr"]) for group in self.param_groups],  # type: ignore[attr-defined]
+            training=None if self.model is None else all(m.training for m in self.model.modules()),
+            norm=grad_norm(grads),
+        )
+        if self.keep_grads:
+            event["grads"] = [None if g is None else g.clone() for g in grads]
+        return loss
+
+
+class RecordingSGD(_Recording, torch.optim.SGD):
+    """``torch.optim.SGD`` whose steps are written on the tape."""
+
+
+class RecordingAdam(_Recording, torch.optim.Adam):
+    """``torch.optim.Adam`` whose steps are written on the tape."""
+
+
+class _RecordingSchedule:
+    """Mixin for a scheduler that writes a ``sched`` event at every ``step()`` after construction
+    (the scheduler's own first step inside ``__init__`` is not the loop's)."""
+
+    def __init__(self, optimizer, *args, tape: Tape, **kwargs):
+        self.tape = None
+        super().__init__(optimizer, *args, **kwargs)
+        self.tape = tape
+
+    def step(self, *args, **kwargs):
+        if self.tape is not None:
+            self.tape.add("sched")
+        return super().step(*args, **kwargs)
+
+
+class RecordingStepLR(_RecordingSchedule, torch.optim.lr_scheduler.StepLR):
+    """``StepLR`` whose steps are written on the tape."""
+
+
+class RecordingCosineLR(_RecordingSchedule, torch.optim.lr_scheduler.CosineAnnealingLR):
+    """``CosineAnnealingLR`` whose steps are written on the tape."""
+
+
+# ---------------------------------------------------------------------------- graphs
+
+
+class _Token:
+    """Stored in a graph node's ``metadata``: it dies exactly when the node does."""
+
+    __slots__ = ("__weakref__",)
+
+
+class GraphTracker:
+    """Which batches' autograd graphs are still alive, wherever they are referenced from.
+
+    The spy loss and the forward probe tag the ``grad_fn`` node of every loss and model output
+    they see (``Node.metadata``); a token stored there dies with the node, so the tracker knows
+    when a graph is freed, whether the last reference was a local, a list, a module global, a
+    tensor summed into a running total or an attribute of the model. Saved-tensor accounting
+    cannot see those: ``backward()`` frees the saved tensors but not the nodes.
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        """Per kind ("loss", "output"): how many graphs were tagged so far."""
+        self.live: dict[tuple[str, int], bool] = {}
+
+    def tag(self, tensor: Any, kind: str) -> None:
+        node = getattr(tensor, "grad_fn", None)
+        if node is None:
+            return
+        number = self.counts.get(kind, 0) + 1
+        self.counts[kind] = number
+        token = _Token()
+        node.metadata["kata_graph"] = token
+        key = (kind, number)
+        self.live[key] = True
+        weakref.finalize(token, self.live.pop, key, None)
+
+    def stale(self) -> dict[str, int]:
+        """Per kind, how many graphs older than the newest one are still alive."""
+        return {kind: sum(1 for (k, n) in list(self.live) if k == kind and n < last)
+                for kind, last in self.counts.items()}
+
+    def alive(self) -> dict[str, int]:
+        """Per kind, how many tagged graphs are alive."""
+        out = {kind: 0 for kind in self.counts}
+        for kind, _ in list(self.live):
+            out[kind] += 1
+        return out
+
+
+# ---------------------------------------------------------------------------- hooks
+
+
+class ForwardProbe:
+    """Forward hooks on ``model``: a ``forward`` event per call of the whole model.
+
+    The event holds ``training`` (any module in training mode), ``grad_enabled``,
+    ``inference`` (inference mode on), ``graph`` (the output requires grad, i.e. a graph is being
+    built), ``input_tagged`` and ``input_device``.
+    """
+
+    def __init__(self, model: nn.Module, tape: Tape):
+        self.model, self.tape = model, tape
+        self._pending: list[dict[str, Any]] = []
+        self._handles = [
+            model.register_forward_pre_hook(self._pre),
+            model.register_forward_hook(self._post),
+        ]
+
+    def _pre(self, module, args) -> None:
+        x = args[0] if args else None
+        self._pending.append({
+            "input_tagged": is_tagged(x),
+            "input_device": str(x.device) if isinstance(x, torch.Tensor) else None,
+        })
+
+    def _post(self, module, args, output) -> None:
+        info = self._pending.pop() if self._pending else {}
+        self.tape.add(
+            "forward",
+            training=any(m.training for m in module.modules()),
+            grad_enabled=torch.is_grad_enabled(),
+            inference=torch.is_inference_mode_enabled(),
+            graph=bool(isinstance(output, torch.Tensor) and output.requires_grad),
+            **info,
+        )
+        if self.tape.graphs is not None and not self.tape.muted and isinstance(output, torch.Tensor):
+            self.tape.graphs.tag(output, "output")
+
+    def remove(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+
+
+class _Saved:
+    __slots__ = ("tensor", "__weakref__")
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+
+
+class SavedTensorMeter:
+    """Bytes of tensors that autograd graphs built inside ``with meter:`` still hold.
+
+    Autograd hands every tensor it saves for backward to ``pack``; we wrap it in a holder
+    whose death (the graph freed) subtracts its bytes again. ``live_bytes`` is exact and
+    deterministic (no RSS, no allocator caching); it stays counted after the ``with`` ends.
+    """
+
+    def __init__(self) -> None:
+        self.live_bytes = 0
+        self.live_count = 0
+        self.packed = 0
+        self._ctx = None
+
+    def _release(self, nbytes: int) -> None:
+        self.live_bytes -= nbytes
+        self.live_count -= 1
+
+    def _pack(self, tensor: torch.Tensor) -> _Saved:
+        # detach(): the same storage without the tensor's own grad_fn, else a saved output
+        # would hold its graph node, which holds the holder: a cycle Python cannot free.
+        holder = _Saved(tensor.detach())
+        nbytes = tensor.numel() * tensor.element_size()
+        self.live_bytes += nbytes
+        self.live_count += 1
+        self.packed += 1
+        weakref.finalize(holder, self._release, nbytes)
+        return holder
+
+    @staticmethod
+    def _unpack(holder: _Saved) -> torch.Tensor:
+        return holder.tensor
+
+    def __enter__(self) -> SavedTensorMeter:
+        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        assert self._ctx is not None
+        self._ctx.__exit__(*exc)
+        self._ctx = None
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def scramble_global_rng(seed: int) -> None:
+    """Put Python's, NumPy's and torch's global generators in a state chosen by ``seed``."""
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def plain_number(value: Any) -> float | None:
+    """A returned figure as a float: numbers and one-element tensors convert, anything else is None."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, torch.Tensor):
+        return float(value.detach().reshape(-1)[0]) if value.numel() == 1 else None
+    try:
+        import numbers
+
+        if isinstance(value, numbers.Real):
+            return float(value)
+    except (TypeError, ValueError):
+        pass
+    return None
+
+
+def is_plain_number(value: Any) -> bool:
+    """An int/float (NumPy scalars included), not a tensor."""
+    import numbers
+
+    return isinstance(value, numbers.Real) and not isinstance(value, torch.Tensor)
+
+
+def finite(value: float | None) -> float | None:
+    """``value`` if it is a finite number, else None (measured figures stay valid JSON)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def type_name(value: Any) -> str:
+    t = type(value)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def epoch_means(tape: Tape) -> list[float]:
+    """Per epoch, the mean over examples of the losses the spy saw with grad on (training batches)."""
+    means = []
+    for events in tape.by_epoch("loss"):
+        batches = [e for e in events if e["grad_enabled"]]
+        n = sum(e["n"] for e in batches)
+        means.append(sum(e["value"] * e["n"] for e in batches) / n if n else float("nan"))
+    return means
+
+
+class Rig:
+    """One check's usual instruments: tape, lesson model, taped loader, spy loss, optimizer.
+
+    ``optimizer`` is ``"sgd"``/``"adam"`` (plain torch), or ``"recording-sgd"``/``"recording-adam"``.
+    ``loss_grads`` makes the spy take each loss's own gradient; ``keep_grads`` makes a recording
+    optimizer keep the gradients it stepped with; ``probe`` adds forward hooks; ``tagged`` feeds
+    :class:`HostTensor` batches.
+    """
+
+    def __init__(
+        self, lab, *, optimizer: str = "sgd", lr: float = 0.1, dropout: float | None = None,
+        seed: int = 0, batch_size: int | None = None, X: torch.Tensor | None = None, y: torch.Tensor | None = None,
+        keep_grads: bool = False, loss_grads: bool = False, probe: bool = False, tagged: bool = False,
+    ):
+        self.device = getattr(lab, "device", "cpu")
+        self.tape = Tape()
+        self.model = lesson_mlp(seed, dropout=dropout, device=self.device, track=lab.track)
+        X = lab.data.X_train if X is None else X
+        y = lab.data.y_train if y is None else y
+        self.X_val, self.y_val = lab.data.X_val, lab.data.y_val
+        if tagged:
+            X, y = tag(X), tag(y)
+            self.X_val, self.y_val = tag(self.X_val), tag(self.y_val)
+        batch_size = batch_size or lab.track.thresholds.batch_size
+        # BatchNorm cannot train on a batch of one: a track whose model has it never gets one
+        single = lab.track.model.leaves_one(len(X), batch_size)
+        self.loader = TapedLoader(X, y, self.tape, batch_size=batch_size, seed=seed, drop_last=single)
+        params = parameters_of(self.model)
+        self.loss_fn = SpyLoss(self.tape, params if loss_grads else None)
+        kinds = {
+            "sgd": torch.optim.SGD, "adam": torch.optim.Adam,
+            "recording-sgd": RecordingSGD, "recording-adam": RecordingAdam,
+        }
+        cls = kinds[optimizer]
+        if optimizer.startswith("recording"):
+            self.optimizer = cls(params, lr=lr, tape=self.tape, model=self.model, keep_grads=keep_grads)
+        else:
+            self.optimizer = cls(params, lr=lr)
+        self.probe = ForwardProbe(self.model, self.tape) if probe else None
+
+    @property
+    def val(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.X_val, self.y_val
+
+    def figures(self, X: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+        """The model's true mean cross-entropy and accuracy on ``(X, y)``, in eval mode, no graph."""
+        was_training, self.tape.muted = self.model.training, True
+        self.model.eval()
+        try:
+            with torch.no_grad():
+                X, y = untag(X).to(self.device), untag(y).to(self.device)
+                logits = self.model(X)
+                loss = float(nn.functional.cross_entropy(logits, y))
+                acc = float((logits.argmax(dim=1) == y).double().mean())
+        finally:
+            self.model.train(was_training)
+            self.tape.muted = False
+        return loss, acc
+
+
+def _flat(grads: Sequence[torch.Tensor | None], like: Sequence[torch.Tensor]) -> torch.Tensor:
+    return torch.cat([
+        (g.detach().double().reshape(-1) if g is not None else torch.zeros(p.numel(), dtype=torch.float64,
+                                                                           device=p.device))
+        for g, p in zip(grads, like, strict=True)
+    ])
+
+
+def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float | None = None) -> list[dict]:
+    """For every ``step`` event (with ``keep_grads``): the gradient it used against the batch's own.
+
+    The batch's gradient is the one the :class:`SpyLoss` took of the latest loss computed with grad on or,
+    when the loop computed several losses since the previous step (micro-batches, each backward-ed into
+    ``.grad`` before one step), their mean weighted by examples: whichever of the two the step is closer to.
+    With ``clip_norm`` it is scaled as ``clip_grad_norm_`` scales it. Each row:
+    ``epoch``, ``step`` (1-based within the epoch), ``norm`` (what step() saw), ``raw_norm`` (the
+    batch's own gradient norm), ``ratio`` (norm / raw_norm), ``rel`` (relative distance to the
+    reference), ``missing`` (.grad empty or all zero), ``connected`` (the loss had a gradient at
+    all), ``accumulated`` (what step() saw equals the previous step's gradient plus this one's) and
+    ``finite`` (no NaN or infinity in what step() saw). Non-finite figures are None.
+    """
+    rows: list[dict] = []
+    since_step: list[dict] = []
+    last_loss: dict | None = None
+    prev_got: torch.Tensor | None = None
+    counts: dict[int, int] = {}
+
+    def compare(got: torch.Tensor, want: torch.Tensor) -> tuple[torch.Tensor, float, float | None]:
+        raw = float(want.norm())
+        if clip_norm is not None:
+            want = want * min(1.0, clip_norm / (raw + 1e-6))
+        want_norm, diff = float(want.norm()), float((got - want).norm())
+        return want, raw, diff / want_norm if want_norm > 0 else (0.0 if diff == 0 else None)
+
+    for event in tape.events:
+        if event["kind"] == "loss" and event["grad_enabled"]:
+            last_loss = event
+            since_step.append(event)
+            continue
+        if event["kind"] != "step":
+            continue
+        counts[event["epoch"]] = counts.get(event["epoch"], 0) + 1
+        got = _flat(event["grads"], params)
+        grads = (last_loss or {}).get("grads")
+        connected = grads is not None and any(g is not None for g in grads)
+        want, raw, rel = compare(got, _flat(grads, params) if grads is not None else torch.zeros_like(got))
+        parts = [e for e in since_step if e.get("grads") is not None]
+        if len(parts) > 1:  # micro-batches: the examples' mean gradient over every loss since the last step
+            total = sum(e["n"] for e in parts)
+            mean = sum(_flat(e["grads"], params) * (e["n"] / total) for e in parts)
+            candidate = compare(got, mean)
+            if candidate[2] is not None and (rel is None or candidate[2] < rel):
+                want, raw, rel = candidate
+        since_step = []
+        norm = float(got.norm())
+        accumulated = False
+        if prev_got is not None and raw > 0:
+            accumulated = float((got - prev_got - want).norm()) <= 1e-4 * raw and float(prev_got.norm()) > 0
+        rows.append({
+            "epoch": event["epoch"], "step": counts[event["epoch"]], "norm": finite(norm),
+            "raw_norm": finite(raw),
+            "ratio": finite(norm / raw) if raw > 0 else (None if norm > 0 else 0.0), "rel": finite(rel),
+            "missing": norm == 0.0, "connected": connected, "accumulated": accumulated,
+            "finite": bool(torch.isfinite(got).all()),
+        })
+        prev_got = got
+    return rows

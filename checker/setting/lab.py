@@ -1,0 +1,132 @@
+"""The lab: what every check shares; it travels to each child with its job.
+
+It holds the track (``checker.setting.tracks.Track``: the setting as data), the device, the track's data
+split, and (set per job) the arguments the parent drew for the differential checks.
+"""
+
+from __future__ import annotations
+
+import checker.sandbox.jobs  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
+from checker.base.errors import UsageProblem
+from checker.base.term import console
+from checker.sandbox.zygote import preload, prestart
+from checker.setting.tracks import LessonData, Track, TrackError, all_tracks, get_track
+
+
+def warm_up_torch() -> None:
+    """Exercise once what torch sets up lazily on first use (optimizer step wrappers, seeding).
+
+    Done in the parent before forking: children start warm, and the tamper guard's snapshot
+    sees torch's own lazy patching as already done.
+    """
+    import torch
+    from torch import nn
+
+    torch.set_num_threads(1)
+    state = torch.random.get_rng_state()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2), nn.Dropout(0.1))
+    loss_fn = nn.CrossEntropyLoss()
+    for cls in (torch.optim.SGD, torch.optim.Adam):
+        optimizer = cls(model.parameters(), lr=0.1)
+        for sched in (
+            torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5),
+            torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=3),
+        ):
+            optimizer.zero_grad()
+            loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)).backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            sched.step()
+    # torch patches an optimizer class's step() the first time one is built: do it here for the
+    # recording optimizers too, so the children's tamper guard never sees torch's own patching
+    from checker.setting.instruments import RecordingAdam, RecordingCosineLR, RecordingSGD, RecordingStepLR, Tape
+
+    tape = Tape()
+    for cls in (RecordingSGD, RecordingAdam):
+        optimizer = cls(model.parameters(), lr=0.1, tape=tape, model=model)
+        schedulers = (RecordingStepLR(optimizer, step_size=10, gamma=0.5, tape=tape),
+                      RecordingCosineLR(optimizer, T_max=3, tape=tape))
+        for sched in schedulers:
+            optimizer.zero_grad()
+            loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)).backward()
+            optimizer.step()
+            sched.step()
+    torch.random.set_rng_state(state)
+
+
+def import_heavy() -> None:
+    """Import torch, torch._dynamo (the first optimizer step imports it) and scikit-learn, one after the other.
+
+    Called once in the parent before forking children, so no child pays the import. (Importing
+    scikit-learn in a second thread used to overlap part of the work; with torch 2.13 the two imports
+    contend for the GIL and the pair takes about 0.3 s longer than in sequence.)
+    """
+    import os
+
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    import sklearn.datasets  # noqa: F401
+    import sklearn.model_selection  # noqa: F401
+    import torch  # noqa: F401
+    import torch._dynamo  # noqa: F401
+
+
+def warm_up() -> None:
+    """A new zygote's warm-up (registered with ``checker.sandbox.zygote.preload``): torch and scikit-learn
+    imported, torch's lazy set-up done, the built-in tracks' data computed once, so no child repeats it."""
+    import_heavy()
+    warm_up_torch()
+    try:
+        for track in all_tracks().values():
+            track.split(0)
+    except Exception:  # noqa: BLE001 - a track that cannot load is reported where it is used
+        pass
+
+
+preload(f"{__name__}:warm_up")
+
+
+class Lab:
+    def __init__(self, device: str = "cpu", track: Track | str | None = None):
+        self.device = device
+        self.track: Track = track if isinstance(track, Track) else get_track(track)
+        self.draw = None
+        """The differential checks' arguments (``checker.setting.draws.Draw``), set in each child before it measures."""
+
+    def prepare(self) -> Lab:
+        """Start the zygote now (``checker.sandbox.zygote``): it imports torch, warms it up and computes the built-in
+        tracks' data once, beside the caller's own work, so no child repeats it. The caller itself needs
+        no torch to grade: verdicts are judged from plain figures."""
+        prestart()
+        return self
+
+    @property
+    def data(self) -> LessonData:
+        return self.track.split(0)
+
+
+def prepared_lab(device: str = "cpu", track=None) -> Lab:
+    """Import torch and scikit-learn once, build the lab; children fork from here.
+
+    That takes a few seconds: on a terminal a transient status line says so (on stderr).
+    """
+    if device != "cpu" and not device.startswith("cuda"):
+        raise UsageProblem(f"--device {device}: use cpu or cuda[:N]")
+    err = console(stderr=True)
+    if not err.is_terminal:
+        return _prepare(device, track)
+    with err.status("importing torch and scikit-learn…", spinner="dots"):
+        return _prepare(device, track)
+
+
+def _prepare(device: str, track=None) -> Lab:
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageProblem(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+    try:
+        return Lab(device=device, track=track).prepare()
+    except TrackError as exc:
+        raise UsageProblem(str(exc)) from None
