@@ -50,7 +50,7 @@ class Case:
     def rank(self) -> tuple:
         """Simplicity, smallest first: defaults, then small and round values."""
         value = self.value if isinstance(self.value, int | float) else 0
-        return (not self.default, not _round(value), abs(value))
+        return (not self.default, len(str(int(abs(value)))), not _round(value), abs(value))
 
     def label(self) -> Message:
         template = LABELS[self.kind]
@@ -148,6 +148,8 @@ LABELS: dict[str, Message] = {
     "rows.64": Message(en="64 rows", es="64 filas"),
     "rows.uneven": Message(en="{value} rows, no multiple of 16", es="{value} filas, no múltiplo de 16"),
     "rows.above-64": Message(en="{value} rows, above 64", es="{value} filas, más de 64"),
+    "eval.defaults": Message(en="the protocol's defaults (no device given)",
+                             es="los valores por defecto del protocolo (sin dispositivo)"),
     # training runs
     "train.defaults": Message(en="only the required arguments (the protocol's defaults)",
                               es="solo los argumentos obligatorios (los valores por defecto del protocolo)"),
