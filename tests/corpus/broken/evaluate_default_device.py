@@ -1,5 +1,6 @@
 # expect: reference.evaluate
 # fault: evaluate's default device is a bogus name
+# names: [the protocol's defaults (no device given)]
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

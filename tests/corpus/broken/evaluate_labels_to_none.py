@@ -1,5 +1,6 @@
 # expect: reference.evaluate, device.moved
 # fault: evaluate moves the labels with y.to(None): they stay where they were
+# names: without a move to the device
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

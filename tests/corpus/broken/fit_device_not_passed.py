@@ -1,5 +1,6 @@
 # expect: reference.fit
 # fault: fit does not pass its device on to train_epoch (on a GPU, CPU batches meet a GPU model)
+# names: the device given is not passed on to every step
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

@@ -1,5 +1,6 @@
 # expect: reference.make_loader
 # fault: every loader shares one module-level generator, re-seeded by each make_loader call: two loaders alive at once interleave their orders
+# names: two loaders alive at once
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

@@ -1,5 +1,6 @@
 # expect: reference.make_optimizer
 # fault: make_optimizer defaults to name="SGD", a name it does not accept
+# names: [the defaults (name="sgd", lr=0.1)]
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

@@ -1,5 +1,6 @@
 # expect: reference.seed_everything
 # fault: seed_everything's default seed is 1, not the protocol's 0
+# names: [the default seed (0)]
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

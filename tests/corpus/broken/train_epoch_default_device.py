@@ -1,5 +1,6 @@
 # expect: reference.train_epoch
 # fault: train_epoch's default device is a bogus name
+# names: [only the required arguments (the protocol's defaults)
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

@@ -1,5 +1,6 @@
 # expect: pipeline.dataset
 # fault: the augment flag is a class attribute: building the validation dataset (augment=False) turns augmentation off for the training dataset too
+# names: the augment flag is shared by every dataset
 """The reference loop of the data-pipeline track: the lesson's loop, fed by a Dataset and worker processes.
 
 300 noisy moons (225 to train on, 75 held out), a Dataset that jitters each training point, a

@@ -1,5 +1,6 @@
 # expect: pipeline.batches
 # fault: the dataset is an IterableDataset that yields every row in each worker: with 2 workers every row comes twice per epoch
+# names: Every worker yields every row
 """The reference loop of the data-pipeline track: the lesson's loop, fed by a Dataset and worker processes.
 
 300 noisy moons (225 to train on, 75 held out), a Dataset that jitters each training point, a

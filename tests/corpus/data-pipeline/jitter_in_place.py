@@ -1,5 +1,6 @@
 # expect: pipeline.dataset
 # fault: the jitter is added in place to the row of X it reads: X drifts at every read
+# names: The jitter is added in place
 """The reference loop of the data-pipeline track: the lesson's loop, fed by a Dataset and worker processes.
 
 300 noisy moons (225 to train on, 75 held out), a Dataset that jitters each training point, a

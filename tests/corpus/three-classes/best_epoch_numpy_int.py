@@ -1,5 +1,6 @@
 # expect: best.best_epoch
 # fault: best_epoch returns numpy.int64 (np.argmin(...) + 1) where the protocol asks for a Python int
+# names: as a Python int
 """The reference loop of the three-class exercise (lesson 4, section 10): a small MLP
 learns three blobs, and the run reports the epoch that generalised best.
 
