@@ -10,7 +10,8 @@ passing case for contrast ("batch 16: 150 = 9·16 + 6, last batch under half"; a
 The classes, per function (``docs/checks.md`` has the table):
 
 - batch sizes over ``n`` examples: the default (32), one that divides ``n``, remainder 1, a short last
-  batch under half a batch, one over half, 1, the whole set, more than the set, above 64;
+  batch under half a batch (``r < b // 2``), half a batch (``r`` is ``b // 2`` or ``(b + 1) // 2``), over
+  half, 1, the whole set, more than the set, above 64;
 - seeds: the default (0), a small one and its neighbour (adjacent seeds), one far away (near 2**31);
 - learning rates by decade, per optimizer name (SGD: 1e-4..1e-3, 1e-2..1e-1, 0.1..1, above 1; Adam:
   1e-4..1e-3, 1e-3..1e-2, 1e-2..1e-1), and the defaults (``name="sgd"``, ``lr=0.1``);
@@ -122,6 +123,8 @@ LABELS: dict[str, Message] = {
                                  es="lote {value}: {n} = {q}·{value} + 1, un último lote de uno"),
     "batch.under-half": Message(en="batch {value}: {n} = {q}·{value} + {r}, last batch under half",
                                 es="lote {value}: {n} = {q}·{value} + {r}, último lote por debajo de la mitad"),
+    "batch.half": Message(en="batch {value}: {n} = {q}·{value} + {r}, last batch half a batch",
+                          es="lote {value}: {n} = {q}·{value} + {r}, último lote de medio lote"),
     "batch.over-half": Message(en="batch {value}: {n} = {q}·{value} + {r}, last batch over half",
                                es="lote {value}: {n} = {q}·{value} + {r}, último lote por encima de la mitad"),
     "batch.one": Message(en="batch 1: one example per batch", es="lote 1: un ejemplo por lote"),
@@ -177,11 +180,11 @@ MAX_SEED = 2**31 - 1
 def batch_cases(rng: random.Random, n: int, *, more: bool = True, default: bool = True) -> tuple[Case, ...]:
     """One batch size of every class over ``n`` examples (fresh inside each class)."""
     classes: dict[str, list[int]] = {"batch.divides": [], "batch.remainder-1": [], "batch.under-half": [],
-                                     "batch.over-half": []}
+                                     "batch.half": [], "batch.over-half": []}
     for b in range(2, n):
         r = n % b
         key = ("batch.divides" if r == 0 else "batch.remainder-1" if r == 1
-               else "batch.under-half" if r < b / 2 else "batch.over-half")
+               else "batch.under-half" if r < b // 2 else "batch.half" if r <= (b + 1) // 2 else "batch.over-half")
         if key == "batch.remainder-1" or b <= min(64, n // 2):
             classes[key].append(b)
     cases = []
