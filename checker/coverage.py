@@ -128,7 +128,8 @@ LABELS: dict[str, Message] = {
     "batch.over-half": Message(en="batch {value}: {n} = {q}·{value} + {r}, last batch over half",
                                es="lote {value}: {n} = {q}·{value} + {r}, último lote por encima de la mitad"),
     "batch.one": Message(en="batch 1: one example per batch", es="lote 1: un ejemplo por lote"),
-    "batch.whole": Message(en="batch {value}: the whole set in one batch", es="lote {value}: todo el conjunto en un lote"),
+    "batch.whole": Message(en="batch {value}: the whole set in one batch",
+                           es="lote {value}: todo el conjunto en un lote"),
     "batch.more": Message(en="batch {value}: more than the {n} examples", es="lote {value}: más que los {n} ejemplos"),
     "batch.above-64": Message(en="batch {value}: above 64 ({n} = {q}·{value} + {r})",
                               es="lote {value}: por encima de 64 ({n} = {q}·{value} + {r})"),
@@ -147,7 +148,8 @@ LABELS: dict[str, Message] = {
     "rows.one": Message(en="1 row", es="1 fila"),
     "rows.few": Message(en="{value} rows, under 16", es="{value} filas, menos de 16"),
     "rows.chunks-32": Message(en="{value} rows, a multiple of 16 and 32", es="{value} filas, múltiplo de 16 y de 32"),
-    "rows.chunks-16": Message(en="{value} rows, a multiple of 16, not of 32", es="{value} filas, múltiplo de 16, no de 32"),
+    "rows.chunks-16": Message(en="{value} rows, a multiple of 16, not of 32",
+                              es="{value} filas, múltiplo de 16, no de 32"),
     "rows.64": Message(en="64 rows", es="64 filas"),
     "rows.uneven": Message(en="{value} rows, no multiple of 16", es="{value} filas, no múltiplo de 16"),
     "rows.above-64": Message(en="{value} rows, above 64", es="{value} filas, más de 64"),
@@ -310,32 +312,3 @@ def draw(rng: random.Random, track) -> Coverage:
     rows = rows_cases(rng, n_train + n_val)
     train, fit = train_cases(rng, n_train, batchnorm=track.model.batchnorm, seed=seed)
     return Coverage(loader=loader, seeds=seeds, optimizers=optimizers, rows=rows, train=train, fit=fit)
-
-
-# ---------------------------------------------------------------------------- verdicts over cases
-
-CASE_FAIL = Message(en="{detail} [{label}]{contrast}", es="{detail} [{label}]{contrast}")
-CASE_CONTRAST = Message(en="; at {other} it matches the reference", es="; con {other} coincide con la referencia")
-
-
-def nest(verdict) -> Message:
-    """A verdict's message with its figures filled, in both languages (to quote inside another message)."""
-    return Message(en=verdict.render("en"), es=verdict.render("es"))
-
-
-def worst_case(results: list[tuple[Case | TrainCase, Any]]):
-    """The verdict for a list of ``(case, verdict)``: the simplest failing case's, naming its class and,
-    where one exists, a passing case of another class for contrast; None when every case passes."""
-    from checker.checks.base import failed
-
-    failing = sorted([(c, v) for c, v in results if not v.passed], key=lambda cv: cv[0].rank)
-    if not failing:
-        return None
-    case, verdict = failing[0]
-    passing = sorted([c for c, v in results if v.passed and c.kind != getattr(case, "kind", None)]
-                     if isinstance(case, Case) else [c for c, v in results if v.passed], key=lambda c: c.rank)
-    contrast = Message(en="", es="")
-    if passing:
-        other = passing[0].label()
-        contrast = Message(en=CASE_CONTRAST.en.format(other=other.en), es=CASE_CONTRAST.es.format(other=other.es))
-    return failed(CASE_FAIL, detail=nest(verdict), label=case.label(), contrast=contrast)

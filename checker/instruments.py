@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 import random
 import weakref
-from contextlib import contextmanager
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch

@@ -21,6 +21,7 @@ import pytest
 from checker import coverage
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import failed, passed
+from checker.checks.common import worst_case
 from checker.draws import Draw
 from checker.i18n import Message
 from checker.tracks import get_track
@@ -82,14 +83,14 @@ def test_the_simplest_failing_case_is_named_with_a_passing_one_for_contrast():
     cases = [coverage.Case("batch.above-64", 140, (("n", n), ("q", 1), ("r", 10))),
              coverage.Case("batch.under-half", 16, (("n", n), ("q", 9), ("r", 6))),
              coverage.Case("batch.default", None, (("n", n), ("q", 4), ("r", 22)), default=True)]
-    verdict = coverage.worst_case([(cases[0], failed(bad, k=10)), (cases[1], failed(bad, k=6)),
+    verdict = worst_case([(cases[0], failed(bad, k=10)), (cases[1], failed(bad, k=6)),
                                    (cases[2], passed(ok))])
     en, es = verdict.render("en"), verdict.render("es")
     assert not verdict.passed
     assert en == ("dropped 6 [batch 16: 150 = 9·16 + 6, last batch under half]; at the default batch size (32): "
                   "150 = 4·32 + 22 it matches the reference")
     assert es.startswith("perdió 6 [lote 16: 150 = 9·16 + 6, último lote por debajo de la mitad]; con el tamaño")
-    assert coverage.worst_case([(cases[2], passed(ok))]) is None
+    assert worst_case([(cases[2], passed(ok))]) is None
     # defaults first, then fewer digits, then round numbers
     assert [c.value for c in coverage.simplest(cases)] == [None, 16, 140]
 
@@ -119,8 +120,8 @@ def _bugs(folder: str) -> list[Path]:
 
 TRACKS = {
     "moons": ([ROOT / "solutions" / "loop.py", *sorted((CORPUS / "correct").glob("*.py"))], _bugs("broken")),
-    "three-classes": ([ROOT / "solutions" / "three-classes" / "loop.py", CORPUS / "three-classes" / "trainer_bytesio.py"],
-                      _bugs("three-classes")),
+    "three-classes": ([ROOT / "solutions" / "three-classes" / "loop.py",
+                       CORPUS / "three-classes" / "trainer_bytesio.py"], _bugs("three-classes")),
     "data-pipeline": ([ROOT / "solutions" / "data-pipeline" / "loop.py"], _bugs("data-pipeline")),
 }
 

@@ -20,8 +20,7 @@ import random
 from typing import Any
 
 from checker.checks.base import check, failed, judged_track, passed
-from checker.checks.common import close
-from checker.coverage import nest
+from checker.checks.common import close, nest
 from checker.i18n import Message
 
 N_HISTORIES = 5

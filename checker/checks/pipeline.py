@@ -360,7 +360,8 @@ def _sizes(sizes: list[int]) -> str:
 
 @batches.judge
 def _(m: dict):
-    from checker.coverage import Case, worst_case
+    from checker.checks.common import worst_case
+    from checker.coverage import Case
 
     n, bs = m["n"], m["bs"]
     verdict = _batches_verdict(m)

@@ -89,7 +89,8 @@ def _cases(one, mine: dict, ref: dict):
 
     A failing class is reported before the main call: the simplest failing case, its class named, with a
     passing case for contrast (``checker.coverage.worst_case``)."""
-    from checker.coverage import Case, worst_case
+    from checker.checks.common import worst_case
+    from checker.coverage import Case
 
     main = one(mine, ref)
     results = []
@@ -859,6 +860,7 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
     device = _device(lab)
     model = lesson_mlp(case.model_seed, device=lab.device, track=lab.track)
     X, y = lab.data.X_train, lab.data.y_train
+    X_kept, y_kept, Xv_kept, yv_kept = X.clone(), y.clone(), lab.data.X_val.clone(), lab.data.y_val.clone()
     loader = _loader(tag(X), tag(y), case.batch_size, case.loader_seed)
     optimizer = torch.optim.SGD(model.parameters(), lr=case.lr) if case.optimizer == "sgd" else \
         torch.optim.Adam(model.parameters(), lr=case.lr)  # the checker's own: make_optimizer is judged apart
@@ -885,8 +887,11 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
     finally:
         hook.remove()
     model.to(lab.device)
+    d = lab.data
+    changed = [name for name, t, kept in (("X_train", X, X_kept), ("y_train", y, y_kept), ("X_val", d.X_val, Xv_kept),
+                                          ("y_val", d.y_val, yv_kept)) if not torch.equal(t, kept)]
     out.update(weights=_weights(model), moves=sorted(set(moves)), unmoved_inputs=watch.inputs,
-               unmoved_labels=watch.labels)
+               unmoved_labels=watch.labels, changed=changed)
     if fit:
         out["history"] = [{str(k): plain_number(v) for k, v in row.items()} if isinstance(row, dict) else None
                           for row in (history if isinstance(history, list) else [])]
@@ -918,11 +923,22 @@ def _train_case_verdict(mine: dict, ref: dict, *, fit: bool):
     moved = _device_verdict(call, mine, ref)
     if moved is not None:
         return moved
+    if mine.get("changed"):
+        return failed(TRAIN_CHANGED, call=call, what=", ".join(mine["changed"]))
     return (_fit_one if fit else _train_one)(mine, ref, call=call)
 
 
+TRAIN_CHANGED = Message(
+    en="{call} changed the data it was given ({what}): training reads the batches, it must not write into them "
+    "(an in-place operation on a batch writes through to the dataset)",
+    es="{call} cambió los datos que recibió ({what}): entrenar lee los lotes, no debe escribir en ellos (una "
+    "operación en el sitio sobre un lote escribe en el dataset)",
+)
+
+
 def _case_results(mine: dict, ref: dict, *, fit: bool):
-    from checker.coverage import TrainCase, worst_case
+    from checker.checks.common import worst_case
+    from checker.coverage import TrainCase
 
     results = []
     for got, want in zip(mine.get("cases", []), ref.get("cases", []), strict=False):
@@ -1143,7 +1159,8 @@ def _evaluate_main(mine: dict, ref: dict):
 
 @evaluate.judge
 def _(mine: dict, ref: dict):
-    from checker.coverage import Case, worst_case
+    from checker.checks.common import worst_case
+    from checker.coverage import Case
 
     results = [(Case.from_dict(want["case"]), _evaluate_one(got, want))
                for got, want in zip(mine.get("cases", []), ref.get("cases", []), strict=False)]
