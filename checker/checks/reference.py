@@ -929,10 +929,10 @@ def _train_case_verdict(mine: dict, ref: dict, *, fit: bool):
 
 
 TRAIN_CHANGED = Message(
-    en="{call} changed the data it was given ({what}): training reads the batches, it must not write into them "
-    "(an in-place operation on a batch writes through to the dataset)",
-    es="{call} cambió los datos que recibió ({what}): entrenar lee los lotes, no debe escribir en ellos (una "
-    "operación en el sitio sobre un lote escribe en el dataset)",
+    en="{call} changed the data it was given ({what}): training reads the data, it must leave it as it is (an "
+    "in-place operation on the tensors writes into the dataset every later epoch reads)",
+    es="{call} cambió los datos que recibió ({what}): entrenar lee los datos, debe dejarlos como están (una "
+    "operación en el sitio sobre los tensores escribe en el dataset que leen las épocas siguientes)",
 )
 
 
