@@ -854,14 +854,17 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
     device given under another name than the default's (``_device``), every move recorded; at the
     protocol's defaults (``case.defaults``) only the required arguments are passed."""
     import torch
+    from torch.utils.data import DataLoader
 
-    from checker.instruments import lesson_mlp, plain_number, recording_moves, tag
+    from checker.instruments import BatchDataset, lesson_mlp, plain_number, recording_moves, tag
 
     device = _device(lab)
     model = lesson_mlp(case.model_seed, device=lab.device, track=lab.track)
-    X, y = lab.data.X_train, lab.data.y_train
+    X, y = lab.data.X_train[:case.rows], lab.data.y_train[:case.rows]
     X_kept, y_kept, Xv_kept, yv_kept = X.clone(), y.clone(), lab.data.X_val.clone(), lab.data.y_val.clone()
-    loader = _loader(tag(X), tag(y), case.batch_size, case.loader_seed)
+    # the batches _loader gives, taken a whole batch at a time (a tagged tensor costs at every operation)
+    loader = DataLoader(BatchDataset(tag(X), tag(y)), batch_size=case.batch_size,
+                        sampler=_EpochOrder(len(X), case.loader_seed), collate_fn=list)
     optimizer = torch.optim.SGD(model.parameters(), lr=case.lr) if case.optimizer == "sgd" else \
         torch.optim.Adam(model.parameters(), lr=case.lr)  # the checker's own: make_optimizer is judged apart
     watch = _Watch()
@@ -967,7 +970,11 @@ def _setting(draw: dict) -> Message:
 
     from checker.draws import TrainDraw
 
-    return _describe(TrainDraw(**{f.name: draw.get(f.name) for f in fields(TrainDraw)}))
+    setting = _describe(TrainDraw(**{f.name: draw.get(f.name) for f in fields(TrainDraw)}))
+    if draw.get("rows"):
+        return Message(en=f"{setting.en} on the first {draw['rows']} training examples",
+                       es=f"{setting.es} sobre los primeros {draw['rows']} ejemplos de entrenamiento")
+    return setting
 
 
 def _train_one(mine: dict, ref: dict, *, call: str = "train_epoch(...)"):
