@@ -154,6 +154,7 @@ def dataset(loop, lab) -> dict:
     out["in_place"] = _moved_row(X, stored)
     X.copy_(stored)
     out["early_std"] = float(np.std(early))
+    np.random.seed(0)  # the reads below draw what they drew before the early reads were added
     plain = loop.make_dataset(X, index, augment=False)
     out["len"] = int(len(plain))
     out["raised"] = out["mismatch"] = out["moved"] = out["beyond"] = None
