@@ -215,13 +215,15 @@ def test_reference_and_file_agree_under_many_draws(lab):
 
 
 def test_a_file_tuned_to_one_draw_fails_another(lab):
-    """make_data hard-wired to answer one seed right (the one a student saw) fails at the next draw."""
+    """make_data hard-wired to answer one seed right (the one a student saw) fails at the next draw, and
+    even at that very draw: every seed class is called on every run (the default seed first)."""
     d = Draw.from_seed(7)
     source = REFERENCE.replace("random_state=seed)", f"random_state={d.data_seed})").replace(
         "random_state=seed, stratify=y", f"random_state={d.data_seed}, stratify=y")
     assert source != REFERENCE
     seen = grade_one(source, "tuned.py", lab, check_ids=["reference.make_data"], draw=d)
-    assert seen.passed
+    assert not seen.passed and seen.checks[0].message.startswith("make_data(): X_train differs")
+    assert "[the default seed (0)]" in seen.checks[0].message
     fresh = grade_one(source, "tuned.py", lab, check_ids=["reference.make_data"])
     assert not fresh.passed and f"seed={d.data_seed})" not in fresh.checks[0].message
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
-from checker.checks.common import close
+from checker.checks.common import close, nest
 
 N_HISTORIES = 5
 """Histories drawn per run of ``best.best_epoch``."""
@@ -36,13 +36,12 @@ epoch 10 (0.2238), then turns up (0.5758, 0.4726), so the last weights are not t
 
 
 def _answer(value: Any) -> int | str:
-    """A returned epoch as a JSON figure: integers (Python or NumPy) as int, anything else described."""
-    import numbers
-
+    """A returned epoch as a JSON figure: a Python int as itself, anything else described (a NumPy integer
+    too: the protocol asks for a Python int, which JSON, ``history[best - 1]`` and ``==`` all take as is)."""
     from checker.setting.instruments import type_name
 
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
+    if type(value) is int:
+        return value
     return f"a {type_name(value)} ({repr(value)[:40]})"
 
 
@@ -86,6 +85,38 @@ def draw_histories(seed: int) -> list[list[dict]]:
     return histories
 
 
+CLASS_HISTORIES = (
+    Message(en="a history of one epoch", es="un historial de una época"),
+    Message(en="the lowest at the last epoch", es="la menor en la última época"),
+    Message(en="the lowest after {plateau} epochs without improvement, past any patience",
+            es="la menor tras {plateau} épocas sin mejora, más allá de cualquier paciencia"),
+)
+"""The argument classes ``draw_histories`` leaves out (it keeps the lowest off the last epoch)."""
+
+
+def class_histories(seed: int) -> list[tuple[list[dict], dict]]:
+    """One history per class of ``CLASS_HISTORIES``, drawn from ``seed``, with the figures its label quotes."""
+    rng = random.Random(seed ^ 0x5EED)
+
+    def history(val: list[float]) -> list[dict]:
+        acc = [round(rng.uniform(0.4, 0.9), 4) for _ in val]
+        others = [i for i, v in enumerate(val) if v != min(val)]
+        if others:  # the highest accuracy away from the lowest loss, as in draw_histories
+            acc[rng.choice(others)] = round(rng.uniform(0.95, 1.0), 4)
+        return [{"epoch": i + 1, "lr": 0.1, "train_loss": round(1.0 - i * 0.01, 4), "val_loss": v,
+                 "val_acc": acc[i]} for i, v in enumerate(val)]
+
+    one = [round(rng.uniform(0.1, 1.0), 4)]
+    n = rng.randint(6, 30)
+    last = [round(rng.uniform(0.5, 1.5), 4) for _ in range(n - 1)] + [round(rng.uniform(0.05, 0.4), 4)]
+    first_low, plateau = rng.randint(3, 8), rng.randint(25, 40)
+    early = [round(rng.uniform(0.5, 1.5), 4) for _ in range(first_low - 1)] + [0.45]
+    flat = [round(rng.uniform(0.46, 0.9), 4) for _ in range(plateau)]
+    late = early + flat + [round(rng.uniform(0.05, 0.4), 4)] + [round(rng.uniform(0.46, 0.9), 4)
+                                                               for _ in range(rng.randint(0, 5))]
+    return [(history(one), {}), (history(last), {}), (history(late), {"plateau": plateau})]
+
+
 BEST_TITLE = Message(en="best_epoch names the epoch of the lowest validation loss",
                      es="best_epoch nombra la época de menor pérdida de validación")
 BEST_OK = Message(
@@ -110,10 +141,11 @@ BEST_NONE = Message(en="the history has no epoch {got}: epochs count from 1 to {
                     es="el historial no tiene época {got}: las épocas van de 1 a {n}")
 BEST_FORM = Message(
     en="best_epoch(history) returned {got} for a {n}-epoch history; the protocol asks for the epoch number as "
-    "an int ({want} here)",
+    "a Python int ({want} here: int(...) turns a NumPy integer into one)",
     es="best_epoch(history) devolvió {got} para un historial de {n} épocas; el protocolo pide el número de la "
-    "época como int ({want} aquí)",
+    "época como int de Python ({want} aquí: int(...) convierte un entero de NumPy en uno)",
 )
+BEST_CLASS = Message(en="{detail} [{label}]", es="{detail} [{label}]")
 
 
 @check("best.best_epoch", family="best", calls=("best_epoch",), protocol="best", title=BEST_TITLE, cost=0.1,
@@ -121,34 +153,53 @@ BEST_FORM = Message(
 def best_epoch(loop, lab) -> dict:
     seed = lab.draw.evaluate_seed
     answers = [_answer(loop.best_epoch(history)) for history in draw_histories(seed)]
-    return {"seed": seed, "answers": answers}
+    classes = [_answer(loop.best_epoch(history)) for history, _ in class_histories(seed)]
+    return {"seed": seed, "answers": answers, "classes": classes}
 
 
 @best_epoch.judge
 def _(mine: dict, ref: dict):
     seed = ref["seed"]
     histories = draw_histories(seed)  # redrawn here, in the parent: the figures quoted are the parent's own
+    classes = class_histories(seed)
+    pairs = list(zip([h for h, _ in classes] + histories, mine.get("classes", []) + mine["answers"],
+                     ref.get("classes", []) + ref["answers"], strict=False))
+    for history, got, want in pairs:  # the form first: a NumPy integer is wrong whatever its value
+        if not isinstance(got, int):
+            return failed(BEST_FORM, got=got, n=len(history), want=want)
+    # the simplest first: the argument classes (one epoch, the lowest last, past any patience), then the rest
+    for j, ((history, facts), label, got, want) in enumerate(zip(classes, CLASS_HISTORIES, mine.get("classes", []),
+                                                                 ref.get("classes", []), strict=False)):
+        if got != want:
+            detail = nest(_best_wrong(history, got, want, seed, len(histories) + j + 1))
+            return failed(BEST_CLASS, detail=detail, label=Message(en=label.en.format(**facts),
+                                                                   es=label.es.format(**facts)))
     for k, (history, got, want) in enumerate(zip(histories, mine["answers"], ref["answers"], strict=True)):
         if got == want:
             continue
-        n = len(history)
-        if not isinstance(got, int):
-            return failed(BEST_FORM, got=got, n=n, want=want)
-        val = [row["val_loss"] for row in history]
-        low = val[want - 1]
-        later = [i + 1 for i, v in enumerate(val) if v == low and i + 1 > want]
-        tie = Message(en=BEST_TIE.en.format(later=later[0]), es=BEST_TIE.es.format(later=later[0])) if later \
-            else Message(en="", es="")
-        if 1 <= got <= n:
-            row = history[got - 1]
-            where = Message(en=BEST_AT.en.format(got=got, loss=row["val_loss"], train=row["train_loss"],
-                                                 acc=row["val_acc"]),
-                            es=BEST_AT.es.format(got=got, loss=row["val_loss"], train=row["train_loss"],
-                                                 acc=row["val_acc"]))
-        else:
-            where = Message(en=BEST_NONE.en.format(got=got, n=n), es=BEST_NONE.es.format(got=got, n=n))
-        return failed(BEST_WRONG, got=got, n=n, seed=seed, k=k + 1, low=low, want=want, tie=tie, where=where)
+        return _best_wrong(history, got, want, seed, k + 1)
     return passed(BEST_OK, count=len(histories), seed=seed)
+
+
+def _best_wrong(history: list[dict], got, want: int, seed: int, k):
+    """The verdict on one history where best_epoch returned ``got`` and the reference ``want``."""
+    n = len(history)
+    if not isinstance(got, int):
+        return failed(BEST_FORM, got=got, n=n, want=want)
+    val = [row["val_loss"] for row in history]
+    low = val[want - 1]
+    later = [i + 1 for i, v in enumerate(val) if v == low and i + 1 > want]
+    tie = Message(en=BEST_TIE.en.format(later=later[0]), es=BEST_TIE.es.format(later=later[0])) if later \
+        else Message(en="", es="")
+    if 1 <= got <= n:
+        row = history[got - 1]
+        where = Message(en=BEST_AT.en.format(got=got, loss=row["val_loss"], train=row["train_loss"],
+                                             acc=row["val_acc"]),
+                        es=BEST_AT.es.format(got=got, loss=row["val_loss"], train=row["train_loss"],
+                                             acc=row["val_acc"]))
+    else:
+        where = Message(en=BEST_NONE.en.format(got=got, n=n), es=BEST_NONE.es.format(got=got, n=n))
+    return failed(BEST_WRONG, got=got, n=n, seed=seed, k=k, low=low, want=want, tie=tie, where=where)
 
 
 # ---------------------------------------------------------------------------- best.restores
@@ -224,10 +275,20 @@ FIT_BEST_KEYS = Message(
 )
 
 
+FIT_BEST_TYPE = Message(
+    en="fit_best(..., epochs={epochs}) returned best={got}; the protocol asks for the epoch number as a Python int "
+    "(int(...) turns a NumPy integer into one)",
+    es="fit_best(..., epochs={epochs}) devolvió best={got}; el protocolo pide el número de la época como int de "
+    "Python (int(...) convierte un entero de NumPy en uno)",
+)
+
+
 def _shape_problem(m: dict, epochs: int) -> Any:
     """The first problem with what fit_best returned (form, rows, keys), as a Verdict; None when well formed."""
     if m["rows"] is None:
         return failed(FIT_BEST_FORM, epochs=epochs, got=m["returned"])
+    if not isinstance(m.get("best"), int):
+        return failed(FIT_BEST_TYPE, epochs=epochs, got=m.get("best"))
     if len(m["rows"]) != epochs:
         return failed(FIT_BEST_ROWS, epochs=epochs, rows=len(m["rows"]), trained=m["trained"])
     for i, row in enumerate(m["rows"], start=1):

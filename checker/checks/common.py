@@ -1,10 +1,13 @@
-"""What several checks share: comparing measured numbers, and the message for an unused loss_fn."""
+"""What several checks share: comparing measured numbers, the message for an unused loss_fn, and the verdict
+over argument classes (the simplest failing case named)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from checker.base.i18n import Message
+from checker.checks.base import Verdict, failed
 
 GRAD_TOL = 1e-5
 """Relative distance allowed between two float32 gradients of the same loss: round-off only."""
@@ -41,3 +44,31 @@ def grad_ok(row: dict, tol: float = GRAD_TOL) -> bool:
 def num(value: float | None) -> float:
     """A figure for a message: None shows as nan."""
     return float("nan") if value is None else value
+
+
+# ---------------------------------------------------------------------------- verdicts over cases
+
+CASE_FAIL = Message(en="{detail} [{label}]{contrast}", es="{detail} [{label}]{contrast}")
+CASE_CONTRAST = Message(en="; at {other} it matches the reference", es="; con {other} coincide con la referencia")
+
+
+def nest(verdict: Verdict) -> Message:
+    """A verdict's message with its figures filled, in both languages (to quote inside another message)."""
+    return Message(en=verdict.render("en"), es=verdict.render("es"))
+
+
+def worst_case(results: list[tuple[Any, Verdict]]) -> Verdict | None:
+    """The verdict for a list of ``(case, verdict)`` (cases of ``checker.setting.coverage``): the simplest failing
+    case's, naming its class and, where one exists, a passing case of another class for contrast; None when
+    every case passes."""
+    failing = sorted([(c, v) for c, v in results if not v.passed], key=lambda cv: cv[0].rank)
+    if not failing:
+        return None
+    case, verdict = failing[0]
+    passing = sorted([c for c, v in results if v.passed and getattr(c, "kind", c) != getattr(case, "kind", case)],
+                     key=lambda c: c.rank)
+    contrast = Message(en="", es="")
+    if passing:
+        other = passing[0].label()
+        contrast = Message(en=CASE_CONTRAST.en.format(other=other.en), es=CASE_CONTRAST.es.format(other=other.es))
+    return failed(CASE_FAIL, detail=nest(verdict), label=case.label(), contrast=contrast)

@@ -100,8 +100,37 @@ DATASET_AUGMENTS_ANYWAY = Message(
     "verse tal cual (validación, pruebas) también reciben ruido",
 )
 
+DATASET_IN_PLACE = Message(
+    en="reading items of make_dataset(X, y, augment={augment}) changed X itself: row {i} of the tensor passed in "
+    "moved by {d:.4f}. The jitter is added in place (x += noise on a view of X), so the stored data drift further "
+    "at every read and the rows handed back are not X's",
+    es="leer elementos de make_dataset(X, y, augment={augment}) cambió el propio X: la fila {i} del tensor recibido "
+    "se desplazó {d:.4f}. El ruido se suma en el sitio (x += ruido sobre una vista de X), así que los datos "
+    "guardados se desvían más en cada lectura y las filas devueltas no son las de X",
+)
+DATASET_FLAG_SHARED = Message(
+    en="make_dataset(X, y, augment=True) jittered its rows (std {std:.3f}) until make_dataset(X, y, augment=False) "
+    "was built; read afterwards it returned them as stored: the augment flag is shared by every dataset (a class "
+    "attribute or a global), so building the validation set turns augmentation off for training",
+    es="make_dataset(X, y, augment=True) aplicaba ruido a sus filas (desviación {std:.3f}) hasta que se creó "
+    "make_dataset(X, y, augment=False); leído después, las devolvió tal cual: el indicador augment es compartido "
+    "por todos los datasets (un atributo de clase o una global), así que crear el de validación apaga el aumento "
+    "del de entrenamiento",
+)
+
 READS = 20
 """Rows read twice to see whether the jitter is drawn anew."""
+
+
+def _moved_row(X, before) -> dict | None:
+    """The first row of ``X`` that is no longer what ``before`` holds, and by how much."""
+    import torch
+
+    if torch.equal(X, before):
+        return None
+    diff = (X - before).abs().reshape(len(X), -1).max(dim=1).values
+    i = int(diff.argmax())
+    return {"i": i, "d": float(diff[i]), "augment": True}
 
 
 @check("pipeline.dataset", family="pipeline", calls=("make_dataset",), protocol="pipeline", title=DATASET_TITLE,
@@ -110,10 +139,22 @@ def dataset(loop, lab) -> dict:
     import numpy as np
     import torch
 
-    X, index = _index_data(lab)
+    stored, index = _index_data(lab)
+    X = stored.clone()  # the file's own copy: a jitter added in place shows as a change to it
     n = len(X)
     out: dict = {"n": n}
     np.random.seed(0)  # any jitter the file draws is then the same in every run: the figures repeat
+    # built in sequence, read afterwards: a flag kept on the class is then the last dataset's for both
+    aug = loop.make_dataset(X, index, augment=True)
+    try:
+        early = [float(v) for i in range(READS)
+                 for v in (torch.as_tensor(aug[i][0]).detach().cpu().reshape(-1).float() - stored[i])]
+    except Exception:  # noqa: BLE001 - read again below, where the error becomes the figure
+        early = [0.0]
+    out["in_place"] = _moved_row(X, stored)
+    X.copy_(stored)
+    out["early_std"] = float(np.std(early))
+    np.random.seed(0)  # the reads below draw what they drew before the early reads were added
     plain = loop.make_dataset(X, index, augment=False)
     out["len"] = int(len(plain))
     out["raised"] = out["mismatch"] = out["moved"] = out["beyond"] = None
@@ -130,21 +171,22 @@ def dataset(loop, lab) -> dict:
             out["raised"] = {"i": i, "error": f"{type(exc).__name__}: {exc}"[:200], "augment": False}
             break
         x = torch.as_tensor(x).detach().cpu().reshape(-1).float()
-        if int(torch.as_tensor(label)) != i or x.shape != X[i].shape:
+        if int(torch.as_tensor(label)) != i or x.shape != stored[i].shape:
             out["mismatch"] = {"i": i, "got": [round(float(v), 4) for v in x], "label": int(torch.as_tensor(label)),
-                               "want": [round(float(v), 4) for v in X[i]]}
+                               "want": [round(float(v), 4) for v in stored[i]]}
             break
-        d = float((x - X[i]).abs().max())
+        d = float((x - stored[i]).abs().max())
         if d > 1e-6:
             out["moved"] = {"i": i, "d": d}
             break
-    aug = loop.make_dataset(X, index, augment=True)
     np.random.seed(0)
     jitters = []
     try:
         for _ in range(2):
             jitters.append([float(v) for i in range(READS)
-                            for v in (torch.as_tensor(aug[i][0]).detach().cpu().reshape(-1).float() - X[i])])
+                            for v in (torch.as_tensor(aug[i][0]).detach().cpu().reshape(-1).float() - stored[i])])
+        if out["in_place"] is None:
+            out["in_place"] = _moved_row(X, stored)
     except Exception as exc:  # noqa: BLE001
         out["raised"] = out["raised"] or {"i": "0-19", "error": f"{type(exc).__name__}: {exc}"[:200], "augment": True}
         jitters = [[0.0], [0.0]]
@@ -169,12 +211,16 @@ def _(m: dict):
     if got > n:
         return failed(DATASET_LEN, n=n, got=got, last=got - 1,
                       what=_nested(DATASET_LEN_LONG, first=n, error=m["beyond"]))
+    if m.get("in_place"):
+        return failed(DATASET_IN_PLACE, **m["in_place"])
     if m["raised"]:
         return failed(DATASET_RAISED, **m["raised"])
     if m["mismatch"]:
         return failed(DATASET_ROWS, **m["mismatch"])
     if m["moved"]:
         return failed(DATASET_AUGMENTS_ANYWAY, **m["moved"])
+    if m["std"] == 0.0 and m.get("early_std", 0.0) > 0.0:
+        return failed(DATASET_FLAG_SHARED, std=m["early_std"])
     if m["std"] == 0.0:
         return failed(DATASET_NO_JITTER, n=READS)
     if not m["fresh"]:
@@ -227,9 +273,56 @@ BATCHES_RAISED = Message(
 )
 
 
+BATCHES_CLASS = Message(
+    en="make_loader(dataset, batch_size={b}, seed=0, num_workers=0): an epoch over {n} examples gave batches of "
+    "{sizes}; with drop_last=True every batch is full: {want}",
+    es="make_loader(dataset, batch_size={b}, seed=0, num_workers=0): una época sobre {n} ejemplos dio lotes de "
+    "{sizes}; con drop_last=True todos los lotes están completos: {want}",
+)
+BATCHES_CLASS_OK = Message(en="batch_size {b} gives {want}", es="batch_size {b} da {want}")
+BATCHES_PER_WORKER = Message(
+    en="with num_workers={w}, one epoch over {n} examples at batch_size {bs} gave {seen} rows: {repeated} came more "
+    "than once (with num_workers=0 each came once). Every worker yields every row: the dataset is iterated whole in "
+    "each worker process (an IterableDataset must split its rows between workers), so each epoch repeats the data "
+    "{w} times",
+    es="con num_workers={w}, una época sobre {n} ejemplos con batch_size {bs} dio {seen} filas: {repeated} llegaron "
+    "más de una vez (con num_workers=0 cada una llegó una vez). Cada worker produce todas las filas: el dataset se "
+    "recorre entero en cada proceso worker (un IterableDataset debe repartir sus filas entre los workers), así que "
+    "cada época repite los datos {w} veces",
+)
+
+
+def _want_full(n: int, b: int) -> list[int]:
+    return [b] * (n // b)
+
+
 @check("pipeline.batches", family="pipeline", calls=("make_dataset", "make_loader"), protocol="pipeline",
-       title=BATCHES_TITLE, cost=0.15, timeout=20.0)
+       title=BATCHES_TITLE, cost=0.4, timeout=30.0)
 def batches(loop, lab) -> dict:
+    out = _batches(loop, lab)
+    import random
+
+    from checker.setting.coverage import batch_cases
+
+    X, index = _index_data(lab)
+    n = len(X)
+    # every batch-size class (fixed within each class: this check has no draw), without workers
+    cases = []
+    for case in batch_cases(random.Random(n), n, more=False, default=False):
+        loader = loop.make_loader(loop.make_dataset(X, index, augment=False), batch_size=case.value, seed=0,
+                                  num_workers=0)
+        cases.append({"b": case.value, "sizes": [len(b) for b in _epochs(loader, 1)[0]], "case": case.as_dict()})
+    out["cases"] = cases
+    # the rows of an epoch counted with the track's workers too
+    loader = loop.make_loader(loop.make_dataset(X, index, augment=False), batch_size=out["bs"], seed=0,
+                              num_workers=WORKERS)
+    seen = [i for b in _epochs(loader, 1)[0] for i in b]
+    del loader
+    out["workers"] = {"w": WORKERS, "seen": len(seen), "repeated": len(seen) - len(set(seen))}
+    return out
+
+
+def _batches(loop, lab) -> dict:
     import warnings
 
     import torch
@@ -268,6 +361,31 @@ def _sizes(sizes: list[int]) -> str:
 
 @batches.judge
 def _(m: dict):
+    from checker.checks.common import worst_case
+    from checker.setting.coverage import Case
+
+    n, bs = m["n"], m["bs"]
+    verdict = _batches_verdict(m)
+    if not verdict.passed:
+        return verdict
+    results = []
+    for c in m.get("cases", []):
+        want = _sizes(_want_full(n, c["b"]))
+        if c["sizes"] != _want_full(n, c["b"]):
+            results.append((Case.from_dict(c["case"]),
+                            failed(BATCHES_CLASS, b=c["b"], n=n, sizes=_sizes(c["sizes"]), want=want or "none")))
+        else:
+            results.append((Case.from_dict(c["case"]), passed(BATCHES_CLASS_OK, b=c["b"], want=want or "none")))
+    worst = worst_case(results)
+    if worst is not None:
+        return worst
+    w = m.get("workers")
+    if w and w["repeated"]:
+        return failed(BATCHES_PER_WORKER, n=n, bs=bs, **w)
+    return verdict
+
+
+def _batches_verdict(m: dict):
     n, bs = m["n"], m["bs"]
     for e, row in enumerate(m["epochs"], start=1):
         sizes = row["sizes"]

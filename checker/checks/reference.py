@@ -86,6 +86,105 @@ def _close(a, b, tol: float) -> bool:
     return abs(a - b) <= tol * max(1.0, abs(b))
 
 
+def _cases(one, mine: dict, ref: dict):
+    """``one`` (the verdict on one call's answers) on the main call and on every argument class's case.
+
+    A failing class is reported before the main call: the simplest failing case, its class named, with a
+    passing case for contrast (``checker.checks.common.worst_case``)."""
+    from checker.checks.common import worst_case
+    from checker.setting.coverage import Case
+
+    main = one(mine, ref)
+    results = []
+    for got, want in zip(mine.get("cases", []), ref.get("cases", []), strict=False):
+        results.append((Case.from_dict(want["case"]), one(got, want)))
+    worst = worst_case(results)
+    if worst is not None:
+        return worst
+    if main.passed and results:
+        return passed(COVERED, ok=_nest(main), k=len(results))
+    return main
+
+
+def _nest(verdict) -> Message:
+    return Message(en=verdict.render("en"), es=verdict.render("es"))
+
+
+COVERED = Message(en="{ok}; and the same at every argument class ({k} cases)",
+                  es="{ok}; y lo mismo en cada clase de argumentos ({k} casos)")
+RAISED = Message(en="{call} raised {error}; the reference's runs without error",
+                 es="{call} lanzó {error}; la de la referencia se ejecuta sin error")
+
+
+def _raised(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:200]
+
+
+def _device(lab) -> str:
+    """The device a differential check passes: on the CPU ``"cpu:0"``, the CPU under another name, so a
+    tensor moved to the protocol's default ``"cpu"`` instead of the device given shows (``recording_moves``)."""
+    return "cpu:0" if lab.device == "cpu" else lab.device
+
+
+class _Watch:
+    """Counts tagged tensors (never moved) reaching a model's forward or a loss, on the CPU as on a GPU."""
+
+    def __init__(self):
+        self.inputs = self.labels = 0
+
+    def model(self, model):
+        from checker.setting.instruments import is_tagged
+
+        def pre(module, args):
+            self.inputs += any(is_tagged(a) for a in args)
+
+        return model.register_forward_pre_hook(pre)
+
+    def loss(self):
+        from torch import nn
+
+        from checker.setting.instruments import is_tagged
+
+        watch = self
+
+        class WatchedLoss(nn.CrossEntropyLoss):
+            def forward(self, input, target):
+                watch.inputs += is_tagged(input)
+                watch.labels += is_tagged(target)
+                return super().forward(input, target)
+
+        return WatchedLoss()
+
+
+MOVED_ELSEWHERE = Message(
+    en="{call}: tensors were moved to {got}, while the reference moves every one to {want}: the device given is "
+    "not passed on to every step (a function called without device= falls back to its default)",
+    es="{call}: los tensores se movieron a {got}, mientras que la referencia los mueve todos a {want}: el "
+    "dispositivo dado no llega a cada paso (una función llamada sin device= usa su valor por defecto)",
+)
+UNMOVED = Message(
+    en="{call}: {inputs} input and {labels} label tensor(s) reached the model or the loss without a move to the "
+    "device (.to(device) with device None, or its result dropped); the reference moves every one: on a GPU they "
+    "would meet a model on another device",
+    es="{call}: {inputs} tensor(es) de entrada y {labels} de etiquetas llegaron al modelo o a la pérdida sin "
+    "moverse al dispositivo (.to(device) con device None, o su resultado descartado); la referencia los mueve "
+    "todos: en una GPU encontrarían un modelo en otro dispositivo",
+)
+
+
+def _device_verdict(call: str, mine: dict, ref: dict):
+    """Where the tensors went: every move to the reference's devices, none left unmoved; None when so."""
+    if "moves" not in ref:
+        return None
+    if mine.get("unmoved_inputs", 0) > ref.get("unmoved_inputs", 0) or \
+            mine.get("unmoved_labels", 0) > ref.get("unmoved_labels", 0):
+        return failed(UNMOVED, call=call, inputs=mine["unmoved_inputs"], labels=mine["unmoved_labels"])
+    if set(mine["moves"]) - set(ref["moves"]):
+        return failed(MOVED_ELSEWHERE, call=call, got=", ".join(repr(d) for d in mine["moves"]),
+                      want=", ".join(repr(d) for d in ref["moves"]))
+    return None
+
+
 def _shown(value) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
@@ -153,47 +252,63 @@ def _describe(d) -> Message:
 SEED_TITLE = Message(en="seed_everything matches the reference at any seed",
                      es="seed_everything coincide con la referencia con cualquier semilla")
 SEED_OK = Message(
-    en="after seed_everything(seed={seed}), random, NumPy and torch draw exactly what they draw after the "
-    "reference's",
-    es="tras seed_everything(seed={seed}), random, NumPy y torch sacan exactamente lo mismo que tras la de la "
-    "referencia",
+    en="after {call}, random, NumPy and torch draw exactly what they draw after the reference's",
+    es="tras {call}, random, NumPy y torch sacan exactamente lo mismo que tras la de la referencia",
 )
 SEED_DIFF = Message(
-    en="after seed_everything(seed={seed}), {source} drew {got}; after the reference's it draws {want}: {source} "
-    "is not seeded with the seed given",
-    es="tras seed_everything(seed={seed}), {source} sacó {got}; tras la de la referencia saca {want}: {source} "
-    "no queda fijado con la semilla dada",
+    en="after {call}, {source} drew {got}; after the reference's it draws {want}: {source} is not seeded with "
+    "the seed given",
+    es="tras {call}, {source} sacó {got}; tras la de la referencia saca {want}: {source} no queda fijado con la "
+    "semilla dada",
 )
+
+
+def _seed_call(name: str, figures: dict) -> str:
+    """How the check called ``name``: ``name()`` at the default seed, else ``name(seed=S)``."""
+    return f"{name}()" if figures.get("default") else f"{name}(seed={figures['seed']})"
 
 
 @check("reference.seed_everything", family="reference", calls=("seed_everything",),
        title=SEED_TITLE, cost=0.1, timeout=20.0, reference=True)
 def seed_everything(loop, lab) -> dict:
-    import random
+    from checker.setting.coverage import seed_of
 
-    import numpy as np
-    import torch
+    def one(seed: int, default: bool) -> dict:
+        import random
 
-    from checker.setting.instruments import scramble_global_rng
+        import numpy as np
+        import torch
 
-    seed = lab.draw.seed_everything
-    scramble_global_rng(seed % 1000 + 1)
-    loop.seed_everything(seed=seed)
-    draws = {
-        "random": [random.random() for _ in range(3)],
-        "NumPy": [float(v) for v in np.random.rand(3)],
-        "torch": [float(v) for v in torch.rand(3)],
-    }
-    return {"seed": seed, "draws": draws}
+        from checker.setting.instruments import scramble_global_rng
+
+        scramble_global_rng(seed % 1000 + 1)
+        loop.seed_everything() if default else loop.seed_everything(seed=seed)
+        draws = {
+            "random": [random.random() for _ in range(3)],
+            "NumPy": [float(v) for v in np.random.rand(3)],
+            "torch": [float(v) for v in torch.rand(3)],
+        }
+        return {"seed": seed, "draws": draws, "default": default}
+
+    out = one(lab.draw.seed_everything, False)
+    cov = lab.draw.coverage
+    if cov is not None:
+        out["cases"] = [{**one(seed_of(c), c.default), "case": c.as_dict()} for c in cov.seeds]
+    return out
+
+
+def _seed_one(mine: dict, ref: dict):
+    call = _seed_call("seed_everything", ref)
+    for source, want in ref["draws"].items():
+        got = mine["draws"].get(source)
+        if got != want:
+            return failed(SEED_DIFF, call=call, source=source, got=_shown(got), want=_shown(want))
+    return passed(SEED_OK, call=call)
 
 
 @seed_everything.judge
 def _(mine: dict, ref: dict):
-    for source, want in ref["draws"].items():
-        got = mine["draws"].get(source)
-        if got != want:
-            return failed(SEED_DIFF, seed=ref["seed"], source=source, got=_shown(got), want=_shown(want))
-    return passed(SEED_OK, seed=ref["seed"])
+    return _cases(_seed_one, mine, ref)
 
 
 # ---------------------------------------------------------------------------- make_data
@@ -201,27 +316,27 @@ def _(mine: dict, ref: dict):
 DATA_TITLE = Message(en="make_data matches the reference at any seed",
                      es="make_data coincide con la referencia con cualquier semilla")
 DATA_OK = Message(
-    en="make_data(seed={seed}) gives exactly the reference's four tensors",
-    es="make_data(seed={seed}) da exactamente los cuatro tensores de la referencia",
+    en="{call} gives exactly the reference's four tensors",
+    es="{call} da exactamente los cuatro tensores de la referencia",
 )
 DATA_FORM = Message(
-    en="make_data(seed={seed}) returned {got}; the reference returns four tensors: {want}",
-    es="make_data(seed={seed}) devolvió {got}; la referencia devuelve cuatro tensores: {want}",
+    en="{call} returned {got}; the reference returns four tensors: {want}",
+    es="{call} devolvió {got}; la referencia devuelve cuatro tensores: {want}",
 )
 DATA_SEED_IGNORED = Message(
-    en="make_data(seed={seed}) returned the same data as make_data(seed=0): the seed argument is ignored, so "
+    en="{call} returned the same data as make_data(seed=0): the seed argument is ignored, so "
     "the data cannot be drawn again with another seed (the reference's {name} differs by up to {diff:.3g})",
-    es="make_data(seed={seed}) devolvió los mismos datos que make_data(seed=0): el argumento seed se ignora, "
+    es="{call} devolvió los mismos datos que make_data(seed=0): el argumento seed se ignora, "
     "así que los datos no se pueden volver a generar con otra semilla (el {name} de la referencia difiere "
     "hasta {diff:.3g})",
 )
 DATA_ORDER = Message(
-    en="make_data(seed={seed}): {name} holds the reference's rows in another order",
-    es="make_data(seed={seed}): {name} tiene las filas de la referencia en otro orden",
+    en="{call}: {name} holds the reference's rows in another order",
+    es="{call}: {name} tiene las filas de la referencia en otro orden",
 )
 DATA_VALUES = Message(
-    en="make_data(seed={seed}): {name} differs from the reference's by up to {diff:.3g}",
-    es="make_data(seed={seed}): {name} difiere del de la referencia hasta {diff:.3g}",
+    en="{call}: {name} differs from the reference's by up to {diff:.3g}",
+    es="{call}: {name} difiere del de la referencia hasta {diff:.3g}",
 )
 DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 
@@ -229,14 +344,23 @@ DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 @check("reference.make_data", family="reference", calls=("make_data",),
        title=DATA_TITLE, cost=0.3, timeout=20.0, reference=True)
 def make_data(loop, lab) -> dict:
+    from checker.setting.coverage import seed_of
+
+    out = _data_one(loop, lab, lab.draw.data_seed, False)
+    cov = lab.draw.coverage
+    if cov is not None:
+        out["cases"] = [{**_data_one(loop, lab, seed_of(c), c.default), "case": c.as_dict()} for c in cov.seeds]
+    return out
+
+
+def _data_one(loop, lab, seed: int, default: bool) -> dict:
     import torch
 
     from checker.setting.instruments import type_name
 
-    seed = lab.draw.data_seed
-    out = loop.make_data(seed=seed)
+    out = loop.make_data() if default else loop.make_data(seed=seed)
     if not isinstance(out, tuple | list) or len(out) != 4:
-        return {"seed": seed, "parts": None, "returned": type_name(out)}
+        return {"seed": seed, "default": default, "parts": None, "returned": type_name(out)}
     parts = []
     for name, got, lesson in zip(DATA_NAMES, out, lab.data.as_tuple(), strict=True):
         if not isinstance(got, torch.Tensor):
@@ -246,9 +370,10 @@ def make_data(loop, lab) -> dict:
         parts.append({
             "name": name, "form": f"{str(got.dtype).replace('torch.', '')} {tuple(got.shape)}",
             "values": values.double().reshape(-1).tolist(), "width": values.shape[1] if values.dim() == 2 else 1,
-            "as_seed0": values.shape == lesson.shape and bool(torch.equal(values.double(), lesson.double())),
+            "as_seed0": seed != 0 and values.shape == lesson.shape and bool(torch.equal(values.double(),
+                                                                                       lesson.double())),
         })
-    return {"seed": seed, "parts": parts}
+    return {"seed": seed, "default": default, "parts": parts}
 
 
 def _rows(values: list[float], width: int) -> list[tuple]:
@@ -257,26 +382,30 @@ def _rows(values: list[float], width: int) -> list[tuple]:
 
 @make_data.judge
 def _(mine: dict, ref: dict):
-    seed = ref["seed"]
+    return _cases(_data_verdict, mine, ref)
+
+
+def _data_verdict(mine: dict, ref: dict):
+    call = _seed_call("make_data", ref)
     want_form = ", ".join(p["form"] for p in ref["parts"])
     if mine["parts"] is None:
-        return failed(DATA_FORM, seed=seed, got=f"a {mine['returned']}", want=want_form)
+        return failed(DATA_FORM, call=call, got=f"a {mine['returned']}", want=want_form)
     forms = [p["form"] for p in mine["parts"]]
     if forms != [p["form"] for p in ref["parts"]]:
-        return failed(DATA_FORM, seed=seed, got=", ".join(forms), want=want_form)
+        return failed(DATA_FORM, call=call, got=", ".join(forms), want=want_form)
     worst = None
     for got, want in zip(mine["parts"], ref["parts"], strict=True):
         diff = max((abs(a - b) for a, b in zip(got["values"], want["values"], strict=True)), default=0.0)
         if not diff <= DATA_TOL:
             worst = worst or (got, want, diff)
     if worst is None:
-        return passed(DATA_OK, seed=seed)
+        return passed(DATA_OK, call=call)
     got, want, diff = worst
     if all(p.get("as_seed0") for p in mine["parts"]):
-        return failed(DATA_SEED_IGNORED, seed=seed, name=got["name"], diff=diff)
+        return failed(DATA_SEED_IGNORED, call=call, name=got["name"], diff=diff)
     if _rows(got["values"], got["width"]) == _rows(want["values"], want["width"]):
-        return failed(DATA_ORDER, seed=seed, name=got["name"])
-    return failed(DATA_VALUES, seed=seed, name=got["name"], diff=diff)
+        return failed(DATA_ORDER, call=call, name=got["name"])
+    return failed(DATA_VALUES, call=call, name=got["name"], diff=diff)
 
 
 # ---------------------------------------------------------------------------- make_loader
@@ -284,48 +413,77 @@ def _(mine: dict, ref: dict):
 LOADER_TITLE = Message(en="make_loader matches the reference at any batch size and seed",
                        es="make_loader coincide con la referencia con cualquier tamaño de lote y semilla")
 LOADER_OK = Message(
-    en="make_loader(X, y, batch_size={b}, seed={s}) gives batches of {sizes}, every example once per epoch, "
+    en="{call} gives batches of {sizes}, every example once per epoch, "
     "in an order set by the seed alone and new every epoch",
-    es="make_loader(X, y, batch_size={b}, seed={s}) da lotes de {sizes}, cada ejemplo una vez por época, en un "
+    es="{call} da lotes de {sizes}, cada ejemplo una vez por época, en un "
     "orden que fija solo la semilla y que cambia cada época",
 )
 LOADER_SIZES = Message(
-    en="make_loader(X, y, batch_size={b}, seed={s}) gave batches of {got}; the reference gives {want}",
-    es="make_loader(X, y, batch_size={b}, seed={s}) dio lotes de {got}; la referencia da {want}",
+    en="{call} gave batches of {got}; the reference gives {want}",
+    es="{call} dio lotes de {got}; la referencia da {want}",
 )
 LOADER_COVERAGE = Message(
-    en="make_loader(X, y, batch_size={b}, seed={s}): in epoch {epoch}, {missing} of the {n} examples never "
+    en="{call}: in epoch {epoch}, {missing} of the {n} examples never "
     "came and {repeated} came more than once",
-    es="make_loader(X, y, batch_size={b}, seed={s}): en la época {epoch}, {missing} de los {n} ejemplos no "
+    es="{call}: en la época {epoch}, {missing} de los {n} ejemplos no "
     "llegaron nunca y {repeated} llegaron más de una vez",
 )
 LOADER_UNPAIRED = Message(
-    en="make_loader(X, y, batch_size={b}, seed={s}) separated rows from their labels",
-    es="make_loader(X, y, batch_size={b}, seed={s}) separó filas de sus etiquetas",
+    en="{call} separated rows from their labels",
+    es="{call} separó filas de sus etiquetas",
 )
 LOADER_GLOBAL = Message(
-    en="two loaders from make_loader(X, y, batch_size={b}, seed={s}) gave different orders when the global "
+    en="two loaders from {call} gave different orders when the global "
     "random state differed: the order does not depend on the seed alone",
-    es="dos cargadores de make_loader(X, y, batch_size={b}, seed={s}) dieron órdenes distintos cuando el "
+    es="dos cargadores de {call} dieron órdenes distintos cuando el "
     "estado aleatorio global era distinto: el orden no depende solo de la semilla",
 )
 LOADER_SEED_IGNORED = Message(
-    en="make_loader(X, y, batch_size={b}, seed={s}) and seed={other} give the same order: the seed is ignored",
-    es="make_loader(X, y, batch_size={b}, seed={s}) y seed={other} dan el mismo orden: la semilla se ignora",
+    en="{call} and seed={other} give the same order: the seed is ignored",
+    es="{call} y seed={other} dan el mismo orden: la semilla se ignora",
 )
 LOADER_SAME_EPOCHS = Message(
-    en="make_loader(X, y, batch_size={b}, seed={s}) repeats one order in every epoch",
-    es="make_loader(X, y, batch_size={b}, seed={s}) repite un mismo orden en todas las épocas",
+    en="{call} repeats one order in every epoch",
+    es="{call} repite un mismo orden en todas las épocas",
 )
+
+
+LOADER_INTERLEAVED = Message(
+    en="two loaders alive at once, {call} and seed={other}, iterated in turns: the first one's order changed "
+    "(alone it starts {a}…, next to the other {c}…). The loaders share one random generator, so building or "
+    "running one moves the other's order",
+    es="dos cargadores vivos a la vez, {call} y seed={other}, recorridos por turnos: el orden del primero cambió "
+    "(solo empieza {a}…, junto al otro {c}…). Los cargadores comparten un mismo generador aleatorio, así que "
+    "crear o recorrer uno mueve el orden del otro",
+)
+LOADER_DEFAULTS = Message(
+    en="make_loader(X, y) gave another order than make_loader(X, y, batch_size=32, seed=0) ({a}… and {c}…): "
+    "the protocol's defaults are batch_size=32 and seed=0",
+    es="make_loader(X, y) dio otro orden que make_loader(X, y, batch_size=32, seed=0) ({a}… y {c}…): los "
+    "valores por defecto del protocolo son batch_size=32 y seed=0",
+)
+LOADER_INPUTS = Message(
+    en="{call} changed the tensors it was given ({what}): a loader must leave X and y as they are",
+    es="{call} cambió los tensores que recibió ({what}): un cargador debe dejar X e y como están",
+)
+
+
+def _loader_call(b, s) -> str:
+    if b is None:
+        return "make_loader(X, y)"
+    return f"make_loader(X, y, batch_size={b}, seed={s})"
 
 
 @check("reference.make_loader", family="reference", calls=("make_loader",),
        title=LOADER_TITLE, cost=0.3, timeout=20.0, reference=True)
 def make_loader(loop, lab) -> dict:
+    import torch
+
     from checker.setting.instruments import scramble_global_rng
 
     b, s, other = lab.draw.loader_batch, lab.draw.loader_seed, lab.draw.loader_other_seed
     X = lab.data.X_train
+    X_before = X.clone()
 
     def epochs(seed: int, rng: int) -> tuple[list[list[list[int]]], bool]:
         scramble_global_rng(rng)
@@ -335,7 +493,7 @@ def make_loader(loop, lab) -> dict:
     again, _ = epochs(s, 4)
     moved, _ = epochs(other, 3)
     flat = [[i for batch in ep for i in batch] for ep in first]
-    return {
+    out = {
         "b": b, "s": s, "other": other, "n": len(X), "paired": paired,
         "sizes": [[len(batch) for batch in ep] for ep in first],
         "missing": [len(set(range(len(X))) - set(ep)) for ep in flat],
@@ -343,6 +501,46 @@ def make_loader(loop, lab) -> dict:
         "same_seed_same_order": first == again, "seed_matters": first != moved,
         "reshuffles": len(flat) == 2 and flat[0] != flat[1],
     }
+    cov = lab.draw.coverage
+    if cov is None:
+        return out
+    # every batch-size class: one epoch each, its sizes, every example once, rows with their labels
+    index = torch.arange(len(X))
+    cases = []
+    for case in cov.loader:
+        loader = loop.make_loader(X, index) if case.default else loop.make_loader(X, index, batch_size=case.value,
+                                                                                  seed=s)
+        batches, pair = _one_epoch(loader, X)
+        seen = [i for batch in batches for i in batch]
+        cases.append({"b": None if case.default else case.value, "s": s, "n": len(X), "paired": pair,
+                      "sizes": [[len(batch) for batch in batches]], "missing": [len(set(range(len(X))) - set(seen))],
+                      "repeated": [len(seen) - len(set(seen))], "case": case.as_dict(),
+                      "order": seen[:6] if case.default else None})
+    out["cases"] = cases
+    # the defaults: make_loader(X, y) is make_loader(X, y, batch_size=32, seed=0)
+    explicit, _ = _one_epoch(loop.make_loader(X, index, batch_size=32, seed=0), X)
+    default = next((c for c in cases if c["b"] is None), None)
+    out["defaults"] = {"a": default["order"] if default else [], "c": [i for bt in explicit for i in bt][:6],
+                       "same": default is not None and default["order"] == [i for bt in explicit for i in bt][:6]}
+    # two loaders alive at once, iterated in turns: each keeps the order it has alone
+    scramble_global_rng(5)
+    one, two = (loop.make_loader(X, index, batch_size=b, seed=seed) for seed in (s, other))
+    turns = [i for (_, ia), _ in zip(one, two, strict=False) for i in ia.reshape(-1).tolist()]
+    alone = flat[0][:len(turns)]
+    out["interleaved"] = {"same": turns == alone, "a": alone[:6], "c": turns[:6]}
+    out["inputs"] = "" if torch.equal(X, X_before) else "X"
+    return out
+
+
+def _one_epoch(loader, X) -> tuple[list[list[int]], bool]:
+    import torch
+
+    batches, paired = [], True
+    for xb, ib in loader:
+        ib = ib.detach().cpu().long().reshape(-1)
+        paired = paired and bool(torch.equal(xb.detach().cpu().reshape(len(ib), -1), X[ib]))
+        batches.append(ib.tolist())
+    return batches, paired
 
 
 def _sizes(sizes: list[int]) -> str:
@@ -351,9 +549,8 @@ def _sizes(sizes: list[int]) -> str:
     return ", ".join(map(str, sizes)) or "none"
 
 
-@make_loader.judge
-def _(mine: dict, ref: dict):
-    args = dict(b=ref["b"], s=ref["s"])
+def _loader_one(mine: dict, ref: dict):
+    args = dict(call=_loader_call(ref["b"], ref["s"]))
     for got, want in zip(mine["sizes"], ref["sizes"], strict=False):
         if got != want:
             return failed(LOADER_SIZES, got=_sizes(got), want=_sizes(want), **args)
@@ -364,6 +561,8 @@ def _(mine: dict, ref: dict):
             return failed(LOADER_COVERAGE, epoch=epoch, missing=missing, repeated=repeated, n=ref["n"], **args)
     if not mine["paired"]:
         return failed(LOADER_UNPAIRED, **args)
+    if "same_seed_same_order" not in ref:  # one epoch of one class: sizes and coverage only
+        return passed(LOADER_OK_CASE, sizes=_sizes(ref["sizes"][0]), **args)
     if not mine["same_seed_same_order"]:
         return failed(LOADER_GLOBAL, **args)
     if not mine["seed_matters"]:
@@ -373,28 +572,52 @@ def _(mine: dict, ref: dict):
     return passed(LOADER_OK, sizes=_sizes(ref["sizes"][0]), **args)
 
 
+LOADER_OK_CASE = Message(en="{call} gives batches of {sizes}, every example once",
+                         es="{call} da lotes de {sizes}, cada ejemplo una vez")
+
+
+@make_loader.judge
+def _(mine: dict, ref: dict):
+    verdict = _cases(_loader_one, mine, ref)
+    if not verdict.passed:
+        return verdict
+    args = dict(call=_loader_call(ref["b"], ref["s"]), other=ref["other"])
+    if mine.get("inputs"):
+        return failed(LOADER_INPUTS, what=mine["inputs"], **args)
+    if "interleaved" in ref and not mine["interleaved"]["same"] and ref["interleaved"]["same"]:
+        return failed(LOADER_INTERLEAVED, a=_head(mine["interleaved"]["a"]), c=_head(mine["interleaved"]["c"]),
+                      **args)
+    if "defaults" in ref and not mine["defaults"]["same"] and ref["defaults"]["same"]:
+        return failed(LOADER_DEFAULTS, a=_head(mine["defaults"]["a"]), c=_head(mine["defaults"]["c"]))
+    return verdict
+
+
+def _head(xs: list[int]) -> str:
+    return ", ".join(map(str, xs[:6]))
+
+
 # ---------------------------------------------------------------------------- make_model
 
 MODEL_TITLE = Message(en="make_model matches the reference at any seed",
                       es="make_model coincide con la referencia con cualquier semilla")
 MODEL_OK = Message(
-    en="make_model(seed={seed}) starts from exactly the reference's weights",
-    es="make_model(seed={seed}) empieza exactamente con los pesos de la referencia",
+    en="{call} starts from exactly the reference's weights",
+    es="{call} empieza exactamente con los pesos de la referencia",
 )
 MODEL_SHAPES = Message(
-    en="make_model(seed={seed}) has parameters of shapes {got}; the reference's has {want}",
-    es="make_model(seed={seed}) tiene parámetros de formas {got}; el de la referencia tiene {want}",
+    en="{call} has parameters of shapes {got}; the reference's has {want}",
+    es="{call} tiene parámetros de formas {got}; el de la referencia tiene {want}",
 )
 MODEL_SEED_IGNORED = Message(
-    en="make_model(seed={seed}) starts from the same weights as make_model(seed=0): the seed argument is "
+    en="{call} starts from the same weights as make_model(seed=0): the seed argument is "
     "ignored (the reference's {where} weights differ by up to {diff:.3g})",
-    es="make_model(seed={seed}) empieza con los mismos pesos que make_model(seed=0): el argumento seed se "
+    es="{call} empieza con los mismos pesos que make_model(seed=0): el argumento seed se "
     "ignora (los pesos {where} de la referencia difieren hasta {diff:.3g})",
 )
 MODEL_WEIGHTS = Message(
-    en="make_model(seed={seed}): the {where} weights differ from the reference's at that seed by up to "
+    en="{call}: the {where} weights differ from the reference's at that seed by up to "
     "{diff:.3g}",
-    es="make_model(seed={seed}): los pesos {where} difieren de los de la referencia con esa semilla hasta "
+    es="{call}: los pesos {where} difieren de los de la referencia con esa semilla hasta "
     "{diff:.3g}",
 )
 
@@ -402,17 +625,28 @@ MODEL_WEIGHTS = Message(
 @check("reference.make_model", family="reference", calls=("make_model",),
        title=MODEL_TITLE, cost=0.1, timeout=20.0, reference=True)
 def make_model(loop, lab) -> dict:
+    from checker.setting.coverage import seed_of
+    from checker.setting.instruments import lesson_mlp
+
+    seed0 = _weights(lesson_mlp(0, track=lab.track))
+    out = _model_one(loop, lab.draw.model_seed, False, seed0)
+    cov = lab.draw.coverage
+    if cov is not None:
+        out["cases"] = [{**_model_one(loop, seed_of(c), c.default, seed0), "case": c.as_dict()} for c in cov.seeds]
+    return out
+
+
+def _model_one(loop, seed: int, default: bool, seed0: list) -> dict:
     import torch
 
-    from checker.setting.instruments import lesson_mlp, scramble_global_rng, type_name
+    from checker.setting.instruments import scramble_global_rng, type_name
 
-    seed = lab.draw.model_seed
     scramble_global_rng(seed % 997 + 5)
-    model = loop.make_model(seed=seed)
+    model = loop.make_model() if default else loop.make_model(seed=seed)
     if not isinstance(model, torch.nn.Module):
-        return {"seed": seed, "weights": None, "returned": type_name(model)}
+        return {"seed": seed, "default": default, "weights": None, "returned": type_name(model)}
     weights = _weights(model)
-    return {"seed": seed, "weights": weights, "as_seed0": weights == _weights(lesson_mlp(0, track=lab.track))}
+    return {"seed": seed, "default": default, "weights": weights, "as_seed0": seed != 0 and weights == seed0}
 
 
 def _shapes(weights: list[list]) -> str:
@@ -421,18 +655,22 @@ def _shapes(weights: list[list]) -> str:
 
 @make_model.judge
 def _(mine: dict, ref: dict):
-    seed = ref["seed"]
+    return _cases(_model_one_verdict, mine, ref)
+
+
+def _model_one_verdict(mine: dict, ref: dict):
+    call = _seed_call("make_model", ref)
     if mine["weights"] is None:
-        return failed(MODEL_SHAPES, seed=seed, got=f"none (it returned a {mine['returned']})",
+        return failed(MODEL_SHAPES, call=call, got=f"none (it returned a {mine['returned']})",
                       want=_shapes(ref["weights"]))
     diff, where = _weight_diff(mine["weights"], ref["weights"])
     if diff is None:
-        return failed(MODEL_SHAPES, seed=seed, got=_shapes(mine["weights"]), want=_shapes(ref["weights"]))
+        return failed(MODEL_SHAPES, call=call, got=_shapes(mine["weights"]), want=_shapes(ref["weights"]))
     if diff == 0.0:
-        return passed(MODEL_OK, seed=seed)
+        return passed(MODEL_OK, call=call)
     if mine.get("as_seed0"):
-        return failed(MODEL_SEED_IGNORED, seed=seed, where=where, diff=diff)
-    return failed(MODEL_WEIGHTS, seed=seed, where=where, diff=diff)
+        return failed(MODEL_SEED_IGNORED, call=call, where=where, diff=diff)
+    return failed(MODEL_WEIGHTS, call=call, where=where, diff=diff)
 
 
 # ---------------------------------------------------------------------------- make_optimizer
@@ -444,19 +682,19 @@ OPT_OK = Message(
     es="make_optimizer crea {built}: la clase de la referencia y cada ajuste que cambia la actualización",
 )
 OPT_CLASS = Message(
-    en='make_optimizer(model, name="{name}", lr={lr:g}) built a {got}; the reference builds a torch.optim.{want}',
-    es='make_optimizer(model, name="{name}", lr={lr:g}) creó un {got}; la referencia crea un torch.optim.{want}',
+    en='{call} built a {got}; the reference builds a torch.optim.{want}',
+    es='{call} creó un {got}; la referencia crea un torch.optim.{want}',
 )
 OPT_GROUPS = Message(
-    en='make_optimizer(model, name="{name}", lr={lr:g}) built {got} parameter group(s); the reference builds '
+    en='{call} built {got} parameter group(s); the reference builds '
     "{want}",
-    es='make_optimizer(model, name="{name}", lr={lr:g}) creó {got} grupo(s) de parámetros; la referencia crea '
+    es='{call} creó {got} grupo(s) de parámetros; la referencia crea '
     "{want}",
 )
 OPT_SETTING = Message(
-    en='make_optimizer(model, name="{name}", lr={lr:g}) built a torch.optim.{want_class} whose {key} is {got}; the '
+    en='{call} built a torch.optim.{want_class} whose {key} is {got}; the '
     "reference's is {want}. That setting changes every update, so training follows another path",
-    es='make_optimizer(model, name="{name}", lr={lr:g}) creó un torch.optim.{want_class} cuyo {key} es {got}; el de la '
+    es='{call} creó un torch.optim.{want_class} cuyo {key} es {got}; el de la '
     "referencia es {want}. Ese ajuste cambia cada actualización, así que el entrenamiento sigue otro camino",
 )
 
@@ -470,22 +708,55 @@ def _optimizer_class(opt) -> str:
     return f"{type(opt).__module__}.{type(opt).__qualname__}"
 
 
+def _opt_call(row: dict) -> str:
+    if row.get("default") == "all":
+        return "make_optimizer(model)"
+    if row.get("default") == "name":
+        return f"make_optimizer(model, lr={row['lr']:g})"
+    return f'make_optimizer(model, name="{row["name"]}", lr={row["lr"]:g})'
+
+
 @check("reference.make_optimizer", family="reference", calls=("make_optimizer",),
        title=OPT_TITLE, cost=0.1, timeout=20.0, reference=True)
 def make_optimizer(loop, lab) -> dict:
     from checker.setting.instruments import lesson_mlp
 
-    rows = []
-    for name, lr in (("sgd", lab.draw.sgd_lr), ("adam", lab.draw.adam_lr)):
+    def row(name: str, lr: float, default: str | None = None) -> dict:
         model = lesson_mlp(0, device=lab.device, track=lab.track)
-        rows.append({"name": name, "lr": lr, **_settings(loop.make_optimizer(model, name=name, lr=lr), model)})
-    return {"rows": rows}
+        try:
+            if default == "all":
+                opt = loop.make_optimizer(model)
+            elif default == "name":
+                opt = loop.make_optimizer(model, lr=lr)
+            else:
+                opt = loop.make_optimizer(model, name=name, lr=lr)
+        except Exception as exc:  # noqa: BLE001 - the file's error is the figure
+            return {"name": name, "lr": lr, "default": default, "raised": _raised(exc), "class": None, "groups": []}
+        return {"name": name, "lr": lr, "default": default, **_settings(opt, model)}
+
+    out = {"rows": [row("sgd", lab.draw.sgd_lr), row("adam", lab.draw.adam_lr)]}
+    cov = lab.draw.coverage
+    if cov is not None:
+        cases = []
+        for c in cov.optimizers:
+            name = dict(c.facts)["name"]
+            lr = 0.1 if c.value is None else c.value
+            default = ("all" if c.value is None else "name") if c.default else None
+            cases.append({"rows": [row(name, lr, default)], "case": c.as_dict()})
+        out["cases"] = cases
+    return out
 
 
 @make_optimizer.judge
 def _(mine: dict, ref: dict):
+    return _cases(_opt_one, mine, ref)
+
+
+def _opt_one(mine: dict, ref: dict):
     for got, want in zip(mine["rows"], ref["rows"], strict=True):
-        args = dict(name=want["name"], lr=want["lr"])
+        args = dict(call=_opt_call(want))
+        if got.get("raised") and not want.get("raised"):
+            return failed(RAISED, error=got["raised"], **args)
         if got["class"] != want["class"]:
             return failed(OPT_CLASS, got=got["class"], want=want["class"], **args)
         if len(got["groups"]) != len(want["groups"]):
@@ -579,10 +850,115 @@ def _training(loop, lab, d, *, fit: bool) -> dict:
     return {"loss": plain_number(loss), "weights": _weights(model), "optimizer": settings}
 
 
+def _training_case(loop, lab, case, *, fit: bool) -> dict:
+    """One class's run: tagged data (a tensor that reaches the model or the loss unmoved shows), the
+    device given under another name than the default's (``_device``), every move recorded; at the
+    protocol's defaults (``case.defaults``) only the required arguments are passed."""
+    import torch
+    from torch.utils.data import DataLoader
+
+    from checker.setting.instruments import BatchDataset, lesson_mlp, plain_number, recording_moves, tag
+
+    device = _device(lab)
+    model = lesson_mlp(case.model_seed, device=lab.device, track=lab.track)
+    X, y = lab.data.X_train[:case.rows], lab.data.y_train[:case.rows]
+    X_kept, y_kept, Xv_kept, yv_kept = X.clone(), y.clone(), lab.data.X_val.clone(), lab.data.y_val.clone()
+    # the batches _loader gives, taken a whole batch at a time (a tagged tensor costs at every operation)
+    loader = DataLoader(BatchDataset(tag(X), tag(y)), batch_size=case.batch_size,
+                        sampler=_EpochOrder(len(X), case.loader_seed), collate_fn=list)
+    optimizer = torch.optim.SGD(model.parameters(), lr=case.lr) if case.optimizer == "sgd" else \
+        torch.optim.Adam(model.parameters(), lr=case.lr)  # the checker's own: make_optimizer is judged apart
+    watch = _Watch()
+    hook = watch.model(model)
+    loss_fn = watch.loss()
+    torch.manual_seed(case.model_seed ^ case.loader_seed)
+    out: dict = {"draw": _case_dict(case)}
+    try:
+        with recording_moves() as moves:
+            if fit:
+                if case.defaults:
+                    history = loop.fit(model, optimizer, loader, loss_fn, case.epochs)
+                else:
+                    val = (tag(lab.data.X_val), tag(lab.data.y_val))
+                    history = loop.fit(model, optimizer, loader, loss_fn, case.epochs, val=val, clip_norm=case.clip,
+                                       device=device)
+            elif case.defaults:
+                loss = loop.train_epoch(model, loader, optimizer, loss_fn)
+            else:
+                loss = loop.train_epoch(model, loader, optimizer, loss_fn, clip_norm=case.clip, device=device)
+    except Exception as exc:  # noqa: BLE001 - the file's error is the figure
+        return {**out, "raised": _raised(exc)}
+    finally:
+        hook.remove()
+    model.to(lab.device)
+    d = lab.data
+    changed = [name for name, t, kept in (("X_train", X, X_kept), ("y_train", y, y_kept), ("X_val", d.X_val, Xv_kept),
+                                          ("y_val", d.y_val, yv_kept)) if not torch.equal(t, kept)]
+    out.update(weights=_weights(model), moves=sorted(set(moves)), unmoved_inputs=watch.inputs,
+               unmoved_labels=watch.labels, changed=changed)
+    if fit:
+        out["history"] = [{str(k): plain_number(v) for k, v in row.items()} if isinstance(row, dict) else None
+                          for row in (history if isinstance(history, list) else [])]
+    else:
+        out["loss"] = plain_number(loss)
+    return out
+
+
+def _case_dict(case) -> dict:
+    from dataclasses import asdict
+
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(case).items()}
+
+
+def _train_call(draw: dict, *, fit: bool) -> str:
+    if fit:
+        if draw.get("defaults"):
+            return f"fit(model, optimizer, loader, loss_fn, {draw['epochs']})"
+        return f"fit(..., epochs={draw['epochs']}, val=(X_val, y_val), device=...)"
+    return "train_epoch(model, loader, optimizer, loss_fn)" if draw.get("defaults") else "train_epoch(...)"
+
+
+def _train_case_verdict(mine: dict, ref: dict, *, fit: bool):
+    """The verdict on one class's run; its class is named by ``_case_results``."""
+    d = ref["draw"]
+    call = _train_call(d, fit=fit)
+    if mine.get("raised"):
+        return failed(RAISED, call=call, error=mine["raised"])
+    moved = _device_verdict(call, mine, ref)
+    if moved is not None:
+        return moved
+    if mine.get("changed"):
+        return failed(TRAIN_CHANGED, call=call, what=", ".join(mine["changed"]))
+    return (_fit_one if fit else _train_one)(mine, ref, call=call)
+
+
+TRAIN_CHANGED = Message(
+    en="{call} changed the data it was given ({what}): training reads the data, it must leave it as it is (an "
+    "in-place operation on the tensors writes into the dataset every later epoch reads)",
+    es="{call} cambió los datos que recibió ({what}): entrenar lee los datos, debe dejarlos como están (una "
+    "operación en el sitio sobre los tensores escribe en el dataset que leen las épocas siguientes)",
+)
+
+
+def _case_results(mine: dict, ref: dict, *, fit: bool):
+    from checker.checks.common import worst_case
+    from checker.setting.coverage import TrainCase
+
+    results = []
+    for got, want in zip(mine.get("cases", []), ref.get("cases", []), strict=False):
+        d = dict(want["draw"])
+        case = TrainCase(**{**d, "classes": tuple(d["classes"])})
+        results.append((case, _train_case_verdict(got, want, fit=fit)))
+    return worst_case(results), len(results)
+
+
 @check("reference.train_epoch", family="reference", calls=("train_epoch", "make_optimizer"),
        title=TRAIN_TITLE, cost=0.3, timeout=20.0, reference=True)
 def train_epoch(loop, lab) -> dict:
-    return {"draw": lab.draw.train_epoch.__dict__, **_training(loop, lab, lab.draw.train_epoch, fit=False)}
+    out = {"draw": lab.draw.train_epoch.__dict__, **_training(loop, lab, lab.draw.train_epoch, fit=False)}
+    if lab.draw.coverage is not None:
+        out["cases"] = [_training_case(loop, lab, c, fit=False) for c in lab.draw.coverage.train]
+    return out
 
 
 def _blame(mine: dict, ref: dict) -> Message:
@@ -591,15 +967,21 @@ def _blame(mine: dict, ref: dict) -> Message:
 
 
 def _setting(draw: dict) -> Message:
-    return _describe(TrainDraw(**draw))
+    from dataclasses import fields
 
 
-@train_epoch.judge
-def _(mine: dict, ref: dict):
-    args = dict(call="train_epoch(...)", setting=_setting(ref["draw"]))
+    setting = _describe(TrainDraw(**{f.name: draw.get(f.name) for f in fields(TrainDraw)}))
+    if draw.get("rows"):
+        return Message(en=f"{setting.en} on the first {draw['rows']} training examples",
+                       es=f"{setting.es} sobre los primeros {draw['rows']} ejemplos de entrenamiento")
+    return setting
+
+
+def _train_one(mine: dict, ref: dict, *, call: str = "train_epoch(...)"):
+    args = dict(call=call, setting=_setting(ref["draw"]))
     diff, where = _weight_diff(mine["weights"], ref["weights"])
     if diff is None or not diff <= WEIGHT_TOL:
-        blame = _blame(mine, ref)
+        blame = _blame(mine, ref) if "optimizer" in ref else BLAME_LOOP
         return failed(TRAIN_WEIGHTS, diff=float("inf") if diff is None else diff, where=where or "?",
                       blame=blame, **args)
     if not _close(mine["loss"], ref["loss"], LOSS_TOL):
@@ -607,16 +989,27 @@ def _(mine: dict, ref: dict):
     return passed(TRAIN_OK, diff=diff, **args)
 
 
+@train_epoch.judge
+def _(mine: dict, ref: dict):
+    worst, k = _case_results(mine, ref, fit=False)
+    if worst is not None:
+        return worst
+    main = _train_one(mine, ref)
+    return passed(COVERED, ok=_nest(main), k=k) if main.passed and k else main
+
+
 @check("reference.fit", family="reference", calls=("fit", "make_optimizer"),
        title=FIT_TITLE, cost=0.6, timeout=20.0, reference=True)
 def fit(loop, lab) -> dict:
-    return {"draw": lab.draw.fit.__dict__, **_training(loop, lab, lab.draw.fit, fit=True)}
+    out = {"draw": lab.draw.fit.__dict__, **_training(loop, lab, lab.draw.fit, fit=True)}
+    if lab.draw.coverage is not None:
+        out["cases"] = [_training_case(loop, lab, c, fit=True) for c in lab.draw.coverage.fit]
+    return out
 
 
-@fit.judge
-def _(mine: dict, ref: dict):
+def _fit_one(mine: dict, ref: dict, *, call: str | None = None):
     d = ref["draw"]
-    args = dict(call=f"fit(..., epochs={d['epochs']}, val=(X_val, y_val))", setting=_setting(d))
+    args = dict(call=call or f"fit(..., epochs={d['epochs']}, val=(X_val, y_val))", setting=_setting(d))
     got_rows, want_rows = mine["history"], ref["history"]
     if len(got_rows) != len(want_rows):
         return failed(FIT_ROWS, got=len(got_rows), want=len(want_rows), **args)
@@ -628,9 +1021,19 @@ def _(mine: dict, ref: dict):
                 return failed(FIT_VALUE, epoch=epoch, key=key, got=_shown(mine_value), want=_shown(value), **args)
     diff, where = _weight_diff(mine["weights"], ref["weights"])
     if diff is None or not diff <= WEIGHT_TOL:
+        blame = _blame(mine, ref) if "optimizer" in ref else BLAME_LOOP
         return failed(TRAIN_WEIGHTS, diff=float("inf") if diff is None else diff, where=where or "?",
-                      blame=_blame(mine, ref), **args)
+                      blame=blame, **args)
     return passed(TRAIN_OK, diff=diff, **args)
+
+
+@fit.judge
+def _(mine: dict, ref: dict):
+    worst, k = _case_results(mine, ref, fit=True)
+    if worst is not None:
+        return worst
+    main = _fit_one(mine, ref)
+    return passed(COVERED, ok=_nest(main), k=k) if main.passed and k else main
 
 
 # ---------------------------------------------------------------------------- evaluate
@@ -651,6 +1054,26 @@ EVAL_DIFF = Message(
 )
 
 
+EVAL_CASE_DIFF = Message(
+    en="{call} on {rows} rows, with the weights of model seed {seed}, returned {got}; the reference returns "
+    "({loss:.6g}, {acc:.6g})",
+    es="{call} sobre {rows} filas, con los pesos de la semilla de modelo {seed}, devolvió {got}; la referencia "
+    "devuelve ({loss:.6g}, {acc:.6g})",
+)
+EVAL_CASE_OK = Message(en="{call} on {rows} rows gives the reference's loss and accuracy",
+                       es="{call} sobre {rows} filas da la pérdida y la exactitud de la referencia")
+EVAL_TWICE = Message(
+    en="{call} on {rows} rows returned {got} and then {again} on the same model and data: a second evaluation "
+    "must give the same figures (nothing may change the model or the data)",
+    es="{call} sobre {rows} filas devolvió {got} y luego {again} con el mismo modelo y datos: una segunda "
+    "evaluación debe dar las mismas cifras (nada puede cambiar el modelo ni los datos)",
+)
+EVAL_CHANGED = Message(
+    en="{call} on {rows} rows changed {what}: evaluating must leave the model and the data as they were",
+    es="{call} sobre {rows} filas cambió {what}: evaluar debe dejar el modelo y los datos como estaban",
+)
+
+
 @check("reference.evaluate", family="reference", calls=("evaluate",),
        title=EVAL_TITLE, cost=0.1, timeout=20.0, reference=True)
 def evaluate(loop, lab) -> dict:
@@ -663,11 +1086,75 @@ def evaluate(loop, lab) -> dict:
     out = loop.evaluate(model, lab.data.X_val[:rows], lab.data.y_val[:rows], nn.CrossEntropyLoss(),
                         device=lab.device)
     pair = [plain_number(v) for v in out] if isinstance(out, tuple | list) and len(out) == 2 else None
-    return {"seed": seed, "rows": rows, "result": pair, "returned": repr(out)[:80]}
+    figures = {"seed": seed, "rows": rows, "result": pair, "returned": repr(out)[:80]}
+    cov = lab.draw.coverage
+    if cov is not None:
+        figures["cases"] = [{**_evaluate_case(loop, lab, seed, c.value, default=False), "case": c.as_dict()}
+                            for c in cov.rows]
+        figures["defaults"] = _evaluate_case(loop, lab, seed, len(lab.data.X_val), default=True)
+    return figures
 
 
-@evaluate.judge
-def _(mine: dict, ref: dict):
+def _evaluate_case(loop, lab, seed: int, rows: int, *, default: bool) -> dict:
+    """evaluate twice on ``rows`` rows (validation rows first, then training rows), tagged, at the device
+    given under another name (``_device``) or, with ``default``, without a device: the answers, whether the
+    inputs and the weights stayed as they were, and where every tensor went."""
+    import torch
+
+    from checker.setting.instruments import lesson_mlp, plain_number, recording_moves, tag
+
+    d = lab.data
+    X = torch.cat([d.X_val, d.X_train])[:rows]
+    y = torch.cat([d.y_val, d.y_train])[:rows]
+    X_before, y_before = X.clone(), y.clone()
+    model = lesson_mlp(seed, device=lab.device, track=lab.track)
+    weights = _weights(model)
+    watch = _Watch()
+    hook = watch.model(model)
+    loss_fn = watch.loss()
+    call = "evaluate(model, X, y, loss_fn)" if default else "evaluate(model, X, y, loss_fn, device=...)"
+    answers = []
+    try:
+        with recording_moves() as moves:
+            for _ in range(2):
+                if default:
+                    out = loop.evaluate(model, tag(X), tag(y), loss_fn)
+                else:
+                    out = loop.evaluate(model, tag(X), tag(y), loss_fn, device=_device(lab))
+                answers.append([plain_number(v) for v in out] if isinstance(out, tuple | list) and len(out) == 2
+                               else None)
+    except Exception as exc:  # noqa: BLE001 - the file's error is the figure
+        return {"call": call, "rows": rows, "seed": seed, "raised": _raised(exc)}
+    finally:
+        hook.remove()
+    changed = [name for name, same in (("X", torch.equal(X, X_before)), ("y", torch.equal(y, y_before)),
+                                       ("the model's weights", _weights(model) == weights)) if not same]
+    return {"call": call, "rows": rows, "seed": seed, "result": answers[0], "again": answers[1],
+            "returned": repr(out)[:80], "changed": changed, "moves": sorted(set(moves)),
+            "unmoved_inputs": watch.inputs, "unmoved_labels": watch.labels}
+
+
+def _evaluate_one(mine: dict, ref: dict):
+    call, rows = ref["call"], ref["rows"]
+    if mine.get("raised"):
+        return failed(RAISED, call=call, error=mine["raised"])
+    loss, acc = ref["result"]
+    got = mine["result"]
+    if got is None or not _close(got[0], loss, LOSS_TOL) or not _close(got[1], acc, 1e-6):
+        shown = _shown(got) if got is not None else mine["returned"]
+        return failed(EVAL_CASE_DIFF, call=call, rows=rows, seed=ref["seed"], got=shown, loss=loss, acc=acc)
+    if mine["changed"]:
+        return failed(EVAL_CHANGED, call=call, rows=rows, what=", ".join(mine["changed"]))
+    if mine["again"] != mine["result"]:
+        again = _shown(mine["again"]) if mine["again"] is not None else "?"
+        return failed(EVAL_TWICE, call=call, rows=rows, got=_shown(got), again=again)
+    moved = _device_verdict(call, mine, ref)
+    if moved is not None:
+        return moved
+    return passed(EVAL_CASE_OK, call=call, rows=rows)
+
+
+def _evaluate_main(mine: dict, ref: dict):
     loss, acc = ref["result"]
     args = dict(rows=ref["rows"], seed=ref["seed"], loss=loss, acc=acc)
     got = mine["result"]
@@ -675,3 +1162,20 @@ def _(mine: dict, ref: dict):
         shown = _shown(got) if got is not None else mine["returned"]
         return failed(EVAL_DIFF, got=shown, **args)
     return passed(EVAL_OK, **args)
+
+
+@evaluate.judge
+def _(mine: dict, ref: dict):
+    from checker.checks.common import worst_case
+    from checker.setting.coverage import Case
+
+    results = [(Case.from_dict(want["case"]), _evaluate_one(got, want))
+               for got, want in zip(mine.get("cases", []), ref.get("cases", []), strict=False)]
+    if "defaults" in ref:
+        results.append((Case("eval.defaults", ref["defaults"]["rows"], default=True),
+                        _evaluate_one(mine["defaults"], ref["defaults"])))
+    worst = worst_case(results)
+    if worst is not None:
+        return worst
+    main = _evaluate_main(mine, ref)
+    return passed(COVERED, ok=_nest(main), k=len(results)) if main.passed and results else main

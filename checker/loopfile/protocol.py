@@ -106,7 +106,9 @@ PROTOCOLS["pipeline"] = PIPELINE
 #
 # - ``best_epoch(history)``: ``history`` is a list of dicts as ``fit`` returns them, each with at least
 #   ``val_loss``; returns the epoch number (from 1: the row's place in the list plus one) whose
-#   ``val_loss`` is lowest, the first of them when several are equal, as a Python int.
+#   ``val_loss`` is lowest, the first of them when several are equal, as a Python int (``type(best) is
+#   int``: a NumPy integer such as ``np.argmin(...) + 1`` is not one, and best.best_epoch fails it by name;
+#   ``int(...)`` converts it). ``fit_best``'s ``best`` is the same Python int.
 # - ``fit_best(model, optimizer, loader, loss_fn, epochs, *, val, ...)``: trains and validates every
 #   epoch exactly as ``fit`` does (``val`` is required here) and returns ``(history, best)``: the history
 #   ``fit`` would return (``epoch``, ``lr``, ``train_loss``, ``val_loss``, ``val_acc``; plain Python

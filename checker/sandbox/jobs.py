@@ -232,7 +232,8 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
 
 _CHILD_MAIN = f"{__name__}:_child_main"
 """What the zygote's child calls with its job (``ChildSpec.main``): the zygote knows nothing above it."""
-preload(__name__, "checker.sandbox.hardening:warm")  # first: the fork-safe variables before torch loads; then the code folders, found while they can be read
+# first: the fork-safe variables before torch loads; then the code folders, found while they can be read
+preload(__name__, "checker.sandbox.hardening:warm")
 
 
 SPAWN_SECONDS = 30.0

@@ -21,6 +21,9 @@ import random
 import secrets
 from dataclasses import dataclass
 
+from checker.setting import coverage
+from checker.setting.coverage import Coverage
+
 
 @dataclass(frozen=True)
 class TrainDraw:
@@ -53,6 +56,8 @@ class Draw:
     fit: TrainDraw
     evaluate_seed: int
     evaluate_rows: int
+    coverage: Coverage | None = None
+    """Every argument class's case (``checker.setting.coverage``), drawn after the fields above from the same rng."""
 
     @classmethod
     def fresh(cls, track=None) -> Draw:
@@ -106,7 +111,7 @@ class Draw:
         other = seed()
         while other == loader_seed:
             other = seed()
-        return cls(
+        fields = dict(
             seed_everything=seed(), data_seed=rng.randrange(1, 10**6),
             # batch sizes that do not divide the training set (150 on moons), so the last batch is short
             loader_batch=rng.choice(sizes((4, 7, 8, 9, 11, 13, 16, 20, 23, 40, 64), short=True)),
@@ -115,6 +120,8 @@ class Draw:
             train_epoch=train(1, scheduled=False), fit=train(3, scheduled=True),
             evaluate_seed=seed(), evaluate_rows=rng.randrange(min(7, n_val - 1), n_val),
         )
+        # drawn last, so the fields above stay what they were for a given rng
+        return cls(**fields, coverage=coverage.draw(rng, track))
 
 
 DRAW_PERSON = b"kata-draw-v1"

@@ -26,6 +26,7 @@ import math
 import random
 import weakref
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -116,7 +117,10 @@ class HostTensor(torch.Tensor):
             return NotImplemented
         with torch._C.DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
-            if func in _MOVES:
+            target = _move_target(func, args, kwargs) if func in _MOVES else None
+            if target is not None:
+                if MOVES is not None:
+                    MOVES.append(target)
                 return result.as_subclass(torch.Tensor) if isinstance(result, torch.Tensor) else result
             if func in torch.overrides.get_default_nowrap_functions():
                 return result
@@ -124,6 +128,40 @@ class HostTensor(torch.Tensor):
 
 
 _MOVES = {torch.Tensor.to, torch.Tensor.cpu, torch.Tensor.cuda}
+
+MOVES: list[str] | None = None
+"""While :func:`recording_moves` runs: the device of every move of a tagged tensor, as ``str(torch.device)``."""
+
+
+def _move_target(func, args, kwargs) -> str | None:
+    """Where a ``.to()``/``.cpu()``/``.cuda()`` call sends a tensor; None when it names no device.
+
+    ``x.to(None)`` or ``x.to(torch.float32)`` moves nothing: the tensor keeps its tag, as it keeps its place.
+    """
+    if func is torch.Tensor.cpu:
+        return "cpu"
+    if func is torch.Tensor.cuda:
+        return str(torch.device("cuda", args[1])) if len(args) > 1 and isinstance(args[1], int) else "cuda"
+    device = kwargs.get("device")
+    for arg in args[1:]:
+        if device is not None:
+            break
+        if isinstance(arg, str | torch.device):
+            device = arg
+        elif isinstance(arg, torch.Tensor):
+            device = arg.device
+    return str(torch.device(device)) if device is not None else None
+
+
+@contextmanager
+def recording_moves():
+    """Record in a list the device of every move of a tagged tensor while the block runs."""
+    global MOVES
+    MOVES = []
+    try:
+        yield MOVES
+    finally:
+        MOVES = None
 
 
 def tag(t: torch.Tensor) -> HostTensor:

@@ -52,6 +52,24 @@ def warm_up_torch() -> None:
             loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)).backward()
             optimizer.step()
             sched.step()
+    # tagged tensors (checker.setting.instruments.HostTensor) dispatch through Python on first use of each op:
+    # the differential checks' device runs feed them through loaders, models, losses and moves
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from checker.setting.instruments import BatchDataset, recording_moves, tag
+
+    X, y = torch.zeros(4, 2), torch.zeros(4, dtype=torch.int64)
+    with recording_moves():
+        for dataset, collate in ((BatchDataset(tag(X), tag(y)), list), (TensorDataset(tag(X), tag(y)), None)):
+            for xb, yb in DataLoader(dataset, batch_size=2, collate_fn=collate):
+                model.train()
+                loss_fn(model(xb.to("cpu")), yb.to("cpu")).backward()
+                model.eval()
+                with torch.no_grad():
+                    logits = model(torch.cat([tag(X), xb]).to(None))
+                    loss_fn(logits, torch.cat([tag(y), yb])).item()
+                    (logits.argmax(dim=1) == torch.cat([tag(y), yb])).float().mean().item()
+    model.zero_grad()
     torch.random.set_rng_state(state)
 
 

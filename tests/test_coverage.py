@@ -1,0 +1,165 @@
+"""Verdicts by coverage, not by luck: every argument class on every run (``checker.setting.coverage``).
+
+The cases (cheap, no loop runs): every class is drawn for each track, inside its class, the same for the same
+rng; the simplest failing case is the one named, with a passing case for contrast.
+
+The corpus (expensive, marked ``coverage``: ``pytest -m coverage tests/test_coverage.py``): every bug of
+issue 18 that shows at part of the argument space or in a call pattern (``tests/corpus/*`` files with a
+``# names:`` header) is graded 5 times, each with a fresh draw, and fails its expected checks 5 times out of 5
+with a message that names the class or the pattern; every correct loop passes every differential check 5 times
+out of 5. One ``grade()`` call per track takes every submission of every run (both cores).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from checker.base.i18n import Message
+from checker.checks import REGISTRY, ordered_ids
+from checker.checks.base import failed, passed
+from checker.checks.common import worst_case
+from checker.setting import coverage
+from checker.setting.draws import Draw
+from checker.setting.tracks import get_track
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+RUNS = int(os.environ.get("KATA_COVERAGE_RUNS", "5"))
+
+
+def header(path: Path, key: str) -> str | None:
+    match = re.search(rf"^# {key}: (.*)$", path.read_text(), re.M)
+    return match.group(1).strip() if match else None
+
+
+# ---------------------------------------------------------------------------- the cases
+
+
+@pytest.mark.parametrize("track_id", ["moons", "three-classes", "data-pipeline"])
+def test_every_class_is_drawn_on_every_run(track_id):
+    track = get_track(track_id)
+    n = track.data.n_train
+    for seed in range(30):
+        cov = Draw.from_seed(seed, track).coverage
+        kinds = {c.kind for c in cov.loader}
+        assert {"batch.default", "batch.divides", "batch.under-half", "batch.over-half", "batch.one", "batch.whole",
+                "batch.more", "batch.above-64"} <= kinds
+        for c in cov.loader:
+            b = coverage.batch_size_of(c)
+            assert {"batch.divides": n % b == 0, "batch.remainder-1": n % b == 1,
+                    "batch.under-half": 1 < n % b < b // 2, "batch.half": b // 2 <= n % b <= (b + 1) // 2,
+                    "batch.over-half": n % b > (b + 1) // 2,
+                    "batch.one": b == 1, "batch.whole": b == n, "batch.more": b > n,
+                    "batch.above-64": 64 < b < n, "batch.default": b == 32}[c.kind], (c, n)
+        assert [c.kind for c in cov.seeds] == ["seed.default", "seed.small", "seed.adjacent", "seed.far"]
+        assert cov.seeds[2].value == cov.seeds[1].value + 1 and cov.seeds[3].value > 2**30
+        lrs = {(dict(c.facts)["name"], c.value) for c in cov.optimizers if not c.default}
+        assert {name for name, _ in lrs} == {"sgd", "adam"}
+        assert any(lr > 1 for name, lr in lrs if name == "sgd") and any(lr < 1e-3 for _, lr in lrs)
+        for c in cov.optimizers:
+            if c.kind == "opt.decade":
+                facts = dict(c.facts)
+                assert facts["low"] <= c.value < facts["high"]
+        rows = [c.value for c in cov.rows]
+        assert 1 in rows and 64 in rows and any(r > 64 and r % 16 for r in rows)
+        assert any(r % 32 == 0 for r in rows) and any(r % 16 for r in rows if r < 64)
+        classes = {k for t in cov.train + cov.fit for k in t.classes}
+        assert {"train.defaults", "train.sgd", "train.adam", "train.clip-binds", "train.clip-loose",
+                "train.no-clip", "train.lr-above-1", "train.batch-above-64", "train.long", "train.device"} <= classes
+        assert ("train.batch-one" in classes) != track.model.batchnorm  # BatchNorm cannot train on one example
+        for t in cov.train + cov.fit:
+            assert not track.model.leaves_one(n, t.batch_size)
+    assert Draw.from_seed(4, track) == Draw.from_seed(4, track)  # deterministic given the rng
+    assert Draw.from_seed(4, track).coverage != Draw.from_seed(5, track).coverage  # fresh inside each class
+
+
+def test_the_simplest_failing_case_is_named_with_a_passing_one_for_contrast():
+    ok, bad = Message(en="ok", es="bien"), Message(en="dropped {k}", es="perdió {k}")
+    n = 150
+    cases = [coverage.Case("batch.above-64", 140, (("n", n), ("q", 1), ("r", 10))),
+             coverage.Case("batch.under-half", 16, (("n", n), ("q", 9), ("r", 6))),
+             coverage.Case("batch.default", None, (("n", n), ("q", 4), ("r", 22)), default=True)]
+    verdict = worst_case([(cases[0], failed(bad, k=10)), (cases[1], failed(bad, k=6)),
+                                   (cases[2], passed(ok))])
+    en, es = verdict.render("en"), verdict.render("es")
+    assert not verdict.passed
+    assert en == ("dropped 6 [batch 16: 150 = 9·16 + 6, last batch under half]; at the default batch size (32): "
+                  "150 = 4·32 + 22 it matches the reference")
+    assert es.startswith("perdió 6 [lote 16: 150 = 9·16 + 6, último lote por debajo de la mitad]; con el tamaño")
+    assert worst_case([(cases[2], passed(ok))]) is None
+    # defaults first, then fewer digits, then round numbers
+    assert [c.value for c in coverage.simplest(cases)] == [None, 16, 140]
+
+
+def test_a_numpy_integer_is_not_the_protocol_int():
+    from checker.checks import best
+
+    seed = 7
+    want = [best._lowest([r["val_loss"] for r in h]) for h in best.draw_histories(seed)]
+    classes = [best._lowest([r["val_loss"] for r in h]) for h, _ in best.class_histories(seed)]
+    ref = {"seed": seed, "answers": want, "classes": classes}
+    assert REGISTRY["best.best_epoch"].judge(ref, ref).passed
+    import numpy as np
+
+    mine = {**ref, "answers": [best._answer(np.int64(v)) for v in want]}
+    verdict = REGISTRY["best.best_epoch"].judge(mine, ref)
+    assert not verdict.passed and "a numpy.int64" in verdict.render("en") and "int de Python" in verdict.render("es")
+    assert best._answer(3) == 3 and best._answer(True) != 1
+
+
+# ---------------------------------------------------------------------------- the corpus, graded 5 times
+
+
+def _bugs(folder: str) -> list[Path]:
+    return sorted(p for p in (CORPUS / folder).glob("*.py") if header(p, "names"))
+
+
+TRACKS = {
+    "moons": ([ROOT / "solutions" / "loop.py", *sorted((CORPUS / "correct").glob("*.py"))], _bugs("broken")),
+    "three-classes": ([ROOT / "solutions" / "three-classes" / "loop.py",
+                       CORPUS / "three-classes" / "trainer_bytesio.py"], _bugs("three-classes")),
+    "data-pipeline": ([ROOT / "solutions" / "data-pipeline" / "loop.py"], _bugs("data-pipeline")),
+}
+
+
+@pytest.mark.coverage
+@pytest.mark.timeout(1500)
+@pytest.mark.parametrize("track_id", list(TRACKS))
+def test_every_partial_bug_fails_every_run_and_every_correct_loop_passes(track_id):
+    from checker.grade.grading import Submission, grade
+    from checker.setting.lab import Lab
+
+    correct, bugs = TRACKS[track_id]
+    assert bugs, "each track has bugs of issue 18 in its corpus folder"
+    lab = Lab(track=track_id).prepare()
+    differential = [c for c in ordered_ids(track=lab.track) if REGISTRY[c].reference]
+    subs = []
+    for run in range(RUNS):
+        draw = Draw.fresh(lab.track)  # a fresh draw per run, shared by its files
+        subs += [Submission(p.read_text(), f"{run}/{p}", check_ids=differential, draw=draw) for p in correct]
+        subs += [Submission(p.read_text(), f"{run}/{p}", draw=draw,
+                            check_ids=[c.strip() for c in header(p, "expect").split(",")]) for p in bugs]
+    reports = {r.file: r for r in grade(subs, lab, workers=2)}
+    problems = []
+    for run in range(RUNS):
+        for p in correct:
+            report = reports[f"{run}/{p}"]
+            if not report.passed:
+                problems.append(f"run {run}: {p.name} should pass: {report.error or ''}" + "; ".join(
+                    f"{c.id}: {c.message}" for c in report.checks if not c.passed))
+        for p in bugs:
+            report = reports[f"{run}/{p}"]
+            got = {c.id: c for c in report.checks}
+            names = header(p, "names").split("|")
+            for cid in [c.strip() for c in header(p, "expect").split(",")]:
+                if cid not in got or got[cid].status != "fail":
+                    status = f"{got[cid].status}: {got[cid].message}" if cid in got else f"missing ({report.error})"
+                    problems.append(f"run {run}: {p.name}: {cid} is {status}")
+            messages = " ".join(c.message for c in report.checks if not c.passed)
+            if not any(name in messages for name in names):
+                problems.append(f"run {run}: {p.name}: no message names {names}: {messages}")
+    assert not problems, "\n".join(problems)
