@@ -56,7 +56,11 @@ class Case:
     def label(self) -> Message:
         template = LABELS[self.kind]
         facts = dict(self.facts, value=self.value)
-        return Message(en=template.en.format(**facts), es=template.es.format(**facts))
+        text = Message(en=template.en.format(**facts), es=template.es.format(**facts))
+        if self.kind in ("batch.default", "batch.above-64"):  # also name the remainder class the size falls in
+            rest = _REMAINDER[remainder_class(facts["n"], batch_size_of(self))]
+            text = Message(en=f"{text.en}, {rest.en}", es=f"{text.es}, {rest.es}")
+        return text
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "value": self.value, "facts": dict(self.facts), "default": self.default}
@@ -181,14 +185,28 @@ MAX_SEED = 2**31 - 1
 # ---------------------------------------------------------------------------- drawing the cases
 
 
+def remainder_class(n: int, b: int) -> str:
+    """Which remainder class batch size ``b`` falls in over ``n`` examples (a ``batch.*`` kind)."""
+    r = n % b
+    return ("batch.divides" if r == 0 else "batch.remainder-1" if r == 1
+            else "batch.under-half" if r < b // 2 else "batch.half" if r <= (b + 1) // 2 else "batch.over-half")
+
+
+_REMAINDER = {
+    "batch.divides": Message(en="no short batch", es="sin lote corto"),
+    "batch.remainder-1": Message(en="a last batch of one", es="un último lote de uno"),
+    "batch.under-half": Message(en="last batch under half", es="último lote por debajo de la mitad"),
+    "batch.half": Message(en="last batch half a batch", es="último lote de medio lote"),
+    "batch.over-half": Message(en="last batch over half", es="último lote por encima de la mitad"),
+}
+
+
 def batch_cases(rng: random.Random, n: int, *, more: bool = True, default: bool = True) -> tuple[Case, ...]:
     """One batch size of every class over ``n`` examples (fresh inside each class)."""
     classes: dict[str, list[int]] = {"batch.divides": [], "batch.remainder-1": [], "batch.under-half": [],
                                      "batch.half": [], "batch.over-half": []}
     for b in range(2, n):
-        r = n % b
-        key = ("batch.divides" if r == 0 else "batch.remainder-1" if r == 1
-               else "batch.under-half" if r < b // 2 else "batch.half" if r <= (b + 1) // 2 else "batch.over-half")
+        key = remainder_class(n, b)
         if key == "batch.remainder-1" or b <= min(64, n // 2):
             classes[key].append(b)
     cases = []
