@@ -772,3 +772,149 @@ def test_the_guide_index_lists_every_section_with_its_title() -> None:
         for section in guide.sections(lang):
             link = f"[{section.title}]({lang}/{section.path.name})"
             assert link in index, f"docs/guide/README.md lacks {link}"
+
+
+# ------------------------------------------------------------------------------------------------
+# kata check and kata watch: one request (CheckRequest), one service (checker.learn.check.check)
+# ------------------------------------------------------------------------------------------------
+
+# a differential check of each kind of argument (a loader's, a training run's), and a fixed-setting check
+ONE_SERVICE_ONLY = ("reference.make_loader", "reference.fit", "steps.fresh_grads")
+
+
+def _spy_on_the_service(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Every (request, outcome) the one check service gives, whichever command asked."""
+    import checker.learn.check as service
+    import checker.learn.watching as watching
+
+    seen: list = []
+    real = service.check
+
+    def spy(request, **kwargs):
+        outcome = real(request, **kwargs)
+        seen.append((request, outcome))
+        return outcome
+
+    monkeypatch.setattr(service, "check", spy)
+    monkeypatch.setattr(watching, "check", spy)
+    return seen
+
+
+def _timeless(value):
+    """``value`` without its timings (every ``seconds`` field), which no verdict depends on."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def test_check_and_watch_give_the_same_report_through_one_service(runner, workdir: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same file, --only and --secret: `kata check` and `kata watch` get the same report from the one
+    service; watch runs only the checks --only names, and a pass of some checks solves nothing."""
+    from checker.grade.formats import render_json
+
+    monkeypatch.delenv("KATA_SECRET", raising=False)
+    seen = _spy_on_the_service(monkeypatch)
+    kata(runner, "next")
+    only = [arg for cid in ONE_SERVICE_ONLY for arg in ("--only", cid)]
+    checked = kata(runner, "check", "--json", *only, "--secret", "s3cr3t")
+    assert checked.exit_code == 1, checked.output
+    watched = kata(runner, "watch", "--max-checks", "0", *only, "--secret", "s3cr3t")
+    assert watched.exit_code == 0, watched.output
+    assert len(seen) == 2, seen  # each command asked the one service once
+    (check_request, by_check), (watch_request, by_watch) = seen
+    assert check_request.secret == watch_request.secret == b"s3cr3t"
+    assert check_request.only == watch_request.only == ONE_SERVICE_ONLY
+    assert check_request.format == "json" and watch_request.format == "text"
+    # the same verdict, check by check, and the same report (its JSON) but for timings
+    assert [c.id for c in by_watch.report.checks] == list(ONE_SERVICE_ONLY)
+    assert [(c.id, c.status, c.message) for c in by_check.report.checks] == \
+        [(c.id, c.status, c.message) for c in by_watch.report.checks]
+    assert by_watch.report.reproducible and by_check.report.reproducible
+    assert _timeless(json.loads(checked.output)) == _timeless(json.loads(render_json(by_watch.report)))
+    failing = [c.id for c in by_watch.report.checks if not c.passed]
+    assert failing == ["steps.fresh_grads"], failing
+    first = watched.output.splitlines()[0]
+    assert first.startswith("✗ 2/3") and "steps.fresh_grads fails" in first, watched.output
+    assert not progress_of(workdir)["katas"]["fresh-grads"]["solved"]
+    # fixed: a pass of the --only checks is said to be partial, by check and by watch alike, and solves nothing
+    shutil.copy(REFERENCE, workdir / "fresh-grads.py")
+    checked = kata(runner, "check", "--only", "steps.fresh_grads")
+    watched = kata(runner, "watch", "--max-checks", "0", "--only", "steps.fresh_grads")
+    assert checked.exit_code == 0 and watched.exit_code == 0, checked.output + watched.output
+    assert watched.output.startswith("✓ 1/1"), watched.output
+    assert [o.solved for _, o in seen[2:]] == [False, False] and [o.report.passed for _, o in seen[2:]] == [True] * 2
+    partial = "only some checks ran (--only)"
+    assert partial in checked.output and partial in watched.output
+    assert not progress_of(workdir)["katas"]["fresh-grads"]["solved"]
+    assert progress_of(workdir)["current"] == "fresh-grads"  # watch did not move on
+
+
+def test_watch_tells_a_file_of_another_track_which_track_to_use(runner, tmp_path: Path, workdir: Path) -> None:
+    """Watching a file outside any kata, as `kata check` does: no --track, the hint; --track, graded by it."""
+    from checker.setting.tracks import get_track
+
+    three = tmp_path / "mine.py"
+    three.write_text(get_track("three-classes").reference.read_text())
+    watched = kata(runner, "watch", str(three), "--only", "data.lesson", "--max-checks", "0")
+    assert watched.exit_code == 0 and watched.output.startswith("✗ 0/1"), watched.output
+    assert "grade it with --track three-classes" in watched.output
+    watched = kata(runner, "watch", str(three), "--only", "data.lesson", "--track", "three-classes",
+                   "--max-checks", "0")
+    assert watched.exit_code == 0 and watched.output.startswith("✓ 1/1"), watched.output
+    assert "--track" not in watched.output
+
+
+@pytest.mark.parametrize("command", ["check", "watch"])
+@pytest.mark.parametrize(("args", "said"), [
+    (["--only", "no.such_check"], "unknown check id(s): no.such_check"),
+    (["--device", "tpu"], "--device tpu: use cpu or cuda[:N]"),
+    (["--secret", "  "], "--secret is empty"),
+    (["--timeout", "0"], "--timeout"),
+    (["--track", "three-classes"], "belongs to track 'moons'"),
+], ids=["only", "device", "secret", "timeout", "track"])
+def test_a_bad_request_exits_2_with_a_message(runner, workdir: Path, command: str, args: list[str],
+                                              said: str) -> None:
+    kata(runner, "next")
+    result = kata(runner, command, *args, *(["--max-checks", "0"] if command == "watch" else []))
+    assert result.exit_code == 2, result.output
+    assert said in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("fields", "said_en", "said_es"), [
+    ({"format": "pdf"}, "--format pdf: use one of text, json, gradescope, junit", "--format pdf: usa uno de"),
+    ({"device": "cuda:x"}, "--device cuda:x: use cpu or cuda[:N]", "--device cuda:x: usa cpu o cuda[:N]"),
+    ({"timeout": float("nan")}, "--timeout nan: give a number of seconds above 0", "mayor que 0"),
+    ({"timeout": -1.0}, "--timeout -1.0", "--timeout -1.0: da un número"),
+    ({"only": ("steps.fresh_grads", " ")}, "--only ' ': give a check id", "da el id de una comprobación"),
+    ({"secret": b"   "}, "--secret is empty", "--secret está vacío"),
+    ({"workers": 0}, "--workers 0: give a whole number from 1 to 64", "da un número entero de 1 a 64"),
+    ({"split": 65}, "--split 65", "--split 65: da un número entero"),
+    ({"path": "a.py", "source": "x = 1", "filename": "b.py"}, "not both", "no ambos"),
+    ({"source": "x = 1"}, "source and file name go together", "una comprobación lee un solo archivo"),
+], ids=["format", "device", "timeout-nan", "timeout-negative", "only-blank", "secret", "workers", "split",
+        "path-and-source", "source-alone"])
+def test_check_request_refuses_bad_values_in_both_languages(fields: dict, said_en: str, said_es: str) -> None:
+    from checker.base.errors import UsageProblem
+    from checker.grade.request import CheckRequest
+
+    for lang, said in (("en", said_en), ("es", said_es)):
+        with pytest.raises(UsageProblem) as caught:
+            CheckRequest(lang=lang, **fields)
+        assert caught.value.exit_code == 2 and said in str(caught.value), str(caught.value)
+    with pytest.raises(UsageProblem, match="language 'fr': use one of en, es"):
+        CheckRequest(lang="fr")
+
+
+def test_check_request_is_frozen_and_takes_one_id_or_many() -> None:
+    import dataclasses
+
+    from checker.grade.request import CheckRequest
+
+    request = CheckRequest(path="loop.py", only="steps.fresh_grads", timeout=3)
+    assert request.only == ("steps.fresh_grads",) and request.children == 2 and not request.current_kata
+    assert CheckRequest().current_kata and CheckRequest(workers=4, split=1).children == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.only = ()  # type: ignore[misc]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from checker.author.authoring import AuthoringError, scaffold, write
@@ -41,6 +42,7 @@ from checker.grade.gradebook import (
     summarize,
     write_gradebook,
 )
+from checker.grade.request import CheckRequest
 from checker.mutation.verify import run_verify
 from checker.setting.lab import prepared_lab
 from checker.setting.tracks import TrackError, all_tracks, get_track, track_named
@@ -95,6 +97,9 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
     ``secret``: the grading secret (--secret, $KATA_SECRET); without one, the one kept in ``out_dir``
     (``gradebook.SECRET_FILE``, made on the first grading), so a regrade into the same folder repeats."""
     chosen = track_named(track)
+    # the class's shared request: every submission is checked alike (one child per file, --workers at once)
+    request = CheckRequest(track=chosen.id, lang=lang, only=only, timeout=timeout, secret=secret, workers=workers,
+                           split=1)
 
     if not directory.exists():
         raise UsageProblem(f"{directory}: no such folder")
@@ -128,6 +133,7 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
             secret, made = kept_secret(out_dir)
         except SecretFileError as exc:
             raise UsageProblem(str(exc)) from None
+        request = replace(request, secret=secret)
     hashes = file_hashes(paths)
     lab = prepared_lab("cpu", chosen)
 
@@ -139,8 +145,7 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
                   TextColumn("{task.fields[last]}"), console=console(stderr=True)) as bar:
         task = bar.add_task(PROGRESS.render(lang), total=len(paths), last="")
         reports = grade_folder(
-            paths, lab, check_ids=course.check_ids, workers=workers, timeout=timeout, lang=lang, secret=secret,
-            hide=(directory, out_dir),
+            paths, lab, request, check_ids=course.check_ids, hide=(directory, out_dir),
             on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
         )
     try:

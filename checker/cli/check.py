@@ -12,7 +12,8 @@ from checker.cli.common import (
     stored_lang_option,
     track_option,
 )
-from checker.grade.checking import FORMATS, emit_report, grade_path, track_hint, ungradable_report
+from checker.grade.checking import FORMATS, emit_report
+from checker.grade.request import CheckRequest
 
 
 @click.command("check")
@@ -33,27 +34,20 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track)
 
     Exit status: 0 every check passes, 1 some check fails, 2 the file cannot be graded.
     """
-    lang = current_lang(None)
+    request = CheckRequest(path=path, track=track, device=device, lang=current_lang(None), only=only,
+                           timeout=timeout, secret=secret, format="json" if as_json else fmt, verbose=verbose)
     if path is None:  # the current kata (`kata next`), graded and recorded in the working folder
         from checker.learn.learning import check_current
 
-        raise SystemExit(check_current(current_workdir(None), lang=lang, fmt="json" if as_json else fmt, device=device,
-                                       only=only, verbose=verbose, timeout=timeout, track=track, secret=secret))
-    fmt = "json" if as_json else fmt
-    # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
-    from checker.learn.progress import track_for_file
+        raise SystemExit(check_current(request, current_workdir(None)))
+    from checker.learn.check import check
 
     # a kata's file in the working folder is graded against that kata's track
-    chosen = track_for_file(track, path, current_workdir(None))
-    report = ungradable_report(path) if fmt in ("gradescope", "junit") else None
-    if report is None:
-        report = grade_path(path, lang=lang, device=device, only=only, timeout=timeout, track=chosen,
-                            secret=secret)
-    emit_report(report, fmt, lang, verbose)
-    hint = track_hint(report, chosen, lang) if fmt == "text" and track is None else None
-    if hint:
-        click.echo(hint)
-    raise SystemExit(report.exit_code)
+    outcome = check(request, workdir=current_workdir(None))
+    emit_report(outcome.report, request.format, request.lang, verbose)
+    if outcome.hint:
+        click.echo(outcome.hint)
+    raise SystemExit(outcome.report.exit_code)
 
 
 @click.command("checks")

@@ -11,7 +11,15 @@ from pathlib import Path
 
 import click
 
-from checker.cli.common import Options, UsageProblem, current_lang, pass_options, session_options, track_option
+from checker.cli.common import (
+    Options,
+    UsageProblem,
+    current_lang,
+    pass_options,
+    secret_option,
+    session_options,
+    track_option,
+)
 from checker.learn import messages as M
 
 
@@ -122,28 +130,40 @@ def solution_cmd(options: Options, kata):
 @click.command("watch", short_help="Re-check a loop file on every save.")
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 @click.option("--device", default="cpu", show_default=True, help="cpu or cuda[:N].")
+@click.option("--only", multiple=True, metavar="CHECK_ID", help="Run only this check (repeatable); a pass with "
+              "--only does not solve the kata.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), envvar="KATA_CHECK_TIMEOUT", default=None,
+              metavar="SECONDS", help="Most seconds any one check may run (default: each check's own limit; "
+              "env KATA_CHECK_TIMEOUT).")
+@click.option("-v", "--verbose", is_flag=True, help="Also show what passing checks measured.")
 @click.option("--stay", is_flag=True, help="Stay on a solved kata instead of moving on to the next one.")
 @click.option("--max-checks", type=click.IntRange(0), default=None,
               help="Stop after this many re-checks (for scripts and tests).")
+@secret_option
+@track_option
 @session_options
 @pass_options
-def watch_cmd(options: Options, path, device, stay, max_checks):
+def watch_cmd(options: Options, path, device, only, timeout, verbose, stay, max_checks, secret, track):
     """Re-check a loop file every time you save it (default: the current kata's file).
 
-    Once the current kata passes, its next kata is opened and watched (--stay stays).
+    Each save is checked as `kata check` checks it (the same --only, --timeout, --secret and
+    --track). Once the current kata passes, its next kata is opened and watched (--stay stays).
     torch stays imported in this process, so a re-check after a save starts at once.
     """
+    from checker.grade.request import CheckRequest
     from checker.learn.learning import file_is_kata
     from checker.learn.watching import watch
 
     session = options.session(need_katas=path is None)
+    request = CheckRequest(track=track, device=device, lang=session.lang, only=only, timeout=timeout, secret=secret,
+                           verbose=verbose)
     if path is None:
         kata = session.current()
         target = session.file_of(kata)
     else:
         target = Path(path)
         kata = file_is_kata(session, target)  # watching the current kata's file records a pass
-    watch(session, target, kata, device=device, max_checks=max_checks, stay=stay)
+    watch(session, target, kata, request, max_checks=max_checks, stay=stay)
 
 
 @click.command("read", short_help="Read the guide: what the katas teach, section by section.")

@@ -7,39 +7,53 @@ from __future__ import annotations
 from checker.base.errors import UsageProblem
 from checker.base.i18n import Message
 from checker.base.term import echo
+from checker.grade.request import FORMATS, CheckRequest
 from checker.loopfile.loading import read_loop_file
 from checker.setting.lab import prepared_lab
 
-FORMATS = ("text", "json", "gradescope", "junit")
+__all__ = ["FORMATS", "check_ids", "emit_report", "grade_request", "track_hint", "ungradable_report"]
 
 
-def grade_path(path: str, *, lang: str, device: str = "cpu", only: tuple[str, ...] = (),
-               timeout: float | None = None, track=None, secret: bytes | None = None):
-    """Grade one file on both cores; a bad file or an unknown check id is a UsageProblem.
-
-    ``timeout`` caps the seconds any one check (and the file's import) may take; ``track`` (a
-    ``checker.setting.tracks.Track``, default: moons) says which setting and reference the file is graded against;
-    ``secret`` (a grading secret) makes the report reproducible: the differential checks' arguments derive
-    from it and the file's code, else they are drawn fresh.
-    """
+def check_ids(request: CheckRequest, track) -> list[str]:
+    """The checks ``request`` runs on ``track`` (its --only, in the battery's order; else all the track's);
+    an unknown id, or ids none of which apply to the track, is a UsageProblem."""
     from checker.checks import ordered_ids
-    from checker.setting.tracks import track_named
 
-    source, filename = read_loop_file(path, lang)
-    track = track or track_named(None)
     try:
-        ids = ordered_ids(list(only) or None, device=device, track=track)
+        ids = ordered_ids(list(request.only) or None, device=request.device, track=track)
     except KeyError as exc:
         raise UsageProblem(f"unknown check id(s): {exc.args[0]} (see `kata checks`)") from None
-    if only and not ids:
-        raise UsageProblem(f"check(s) {', '.join(only)} do not apply to track {track.id!r} (see `kata checks "
-                           f"--track {track.id}`)")
-    lab = prepared_lab(device, track)
+    if request.only and not ids:
+        raise UsageProblem(f"check(s) {', '.join(request.only)} do not apply to track {track.id!r} (see `kata "
+                           f"checks --track {track.id}`)")
+    return ids
+
+
+def grade_request(request: CheckRequest, track=None, lab=None):
+    """Grade the file ``request`` names (its path, or its source) on ``request.children`` cores; a bad file or an
+    unknown check id is a UsageProblem.
+
+    ``track`` (a ``checker.setting.tracks.Track``, default: moons) says which setting and reference the file is
+    graded against; ``lab``: one already prepared for it and the request's device (else prepared here). The
+    request's ``timeout`` caps the seconds any one check (and the file's import) may take; its ``secret`` makes
+    the report reproducible: the differential checks' arguments derive from it and the file's code, else they
+    are drawn fresh.
+    """
+    from checker.setting.tracks import track_named
+
+    if request.source is not None:
+        source, filename = request.source, request.filename
+    else:
+        source, filename = read_loop_file(str(request.path), request.lang)
+    track = track or track_named(None)
+    ids = check_ids(request, track)
+    lab = lab or prepared_lab(request.device, track)
     from checker.grade.grading import grade_one
     from checker.sandbox.jobs import Limits
 
-    limits = Limits(step_timeout=timeout) if timeout else None
-    return grade_one(source, filename, lab, check_ids=ids, lang=lang, limits=limits, secret=secret)
+    limits = Limits(step_timeout=request.timeout) if request.timeout else None
+    return grade_one(source, filename, lab, check_ids=ids, lang=request.lang, limits=limits, secret=request.secret,
+                     split=request.children)
 
 
 def ungradable_report(path: str):

@@ -49,6 +49,7 @@ from checker.base.term import dumps
 from checker.base.toml import TABLE, TEXT, Field, read_toml, refuse_unknown, take
 from checker.checks import ordered_ids
 from checker.grade.grading import PASS, Report, Submission, grade
+from checker.grade.request import CheckRequest
 from checker.loopfile.loading import compile_source, read_source
 from checker.sandbox.jobs import Limits
 from checker.setting.tracks import hidden_paths
@@ -133,26 +134,25 @@ def prepare(paths: Sequence[Path]) -> tuple[list[Submission], list[Report]]:
 def grade_folder(
     paths: Sequence[Path],
     lab: Any,
+    request: CheckRequest,
     *,
     check_ids: Sequence[str],
-    workers: int = 2,
-    timeout: float | None = None,
-    lang: str = "en",
-    secret: bytes | None = None,
     on_report: Callable[[Report], None] | None = None,
     hide: Sequence[Path] = (),
 ) -> list[Report]:
-    """Grade every file; the reports come back in the order of ``paths``. With a grading ``secret`` each file's
-    arguments derive from it and the file's code, so the same file and secret get the same report. ``hide``:
-    folders no child may see besides kata's own data (the class folder, the gradebook's, its secret)."""
+    """Grade every file as ``request`` (the class's shared request: lang, timeout, secret, workers, split) asks;
+    the reports come back in the order of ``paths``. With a grading secret each file's arguments derive from it
+    and the file's code, so the same file and secret get the same report. ``hide``: folders no child may see
+    besides kata's own data (the class folder, the gradebook's, its secret)."""
+    timeout, secret, lang = request.timeout, request.secret, request.lang
     submissions, ungradable = prepare(paths)
     for report in ungradable:
         if on_report:
             on_report(report)
     hidden = hidden_paths(hide)
     limits = Limits(step_timeout=timeout, hide=hidden) if timeout else Limits(hide=hidden)
-    graded = grade(submissions, lab, check_ids=check_ids, workers=workers, split=1, lang=lang,
-                   limits=limits, secret=secret, on_report=on_report)
+    graded = grade(submissions, lab, check_ids=check_ids, workers=request.workers, split=request.children,
+                   lang=lang, limits=limits, secret=secret, on_report=on_report)
     by_file = {r.file: r for r in [*graded, *ungradable]}
     return [by_file[str(p)] for p in paths]
 

@@ -14,6 +14,7 @@ from rich.markup import escape
 from checker.base.errors import Failure, UsageProblem
 from checker.base.term import echo
 from checker.catalogue.katas import Kata, reference_source
+from checker.grade.request import CheckRequest
 from checker.learn import messages as M
 from checker.learn.progress import sha256
 from checker.learn.session import Session, mutant_of, open_session, shown_path, starter_text
@@ -72,37 +73,31 @@ def loss_curve(report, lang: str, track=None) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # kata check without PATH
 
-def check_current(workdir: str | None, *, lang: str | None, fmt: str = "text", device: str = "cpu",
-                  only: tuple[str, ...] = (), verbose: bool = False, timeout: float | None = None,
-                  track: str | None = None, secret: bytes | None = None) -> int:
+def check_current(request: CheckRequest, workdir: str | None) -> int:
     """`kata check` without PATH: grade the current kata's file against its track, record a pass; the exit code."""
-    session = open_session(workdir, lang)
-    kata = session.current()
-    if track and track != kata.track:
-        raise UsageProblem(f"--track {track}: the current kata, {kata.slug}, belongs to track {kata.track!r}")
-    path = session.file_of(kata)
-    if not path.exists():
-        raise UsageProblem(session.say(M.FILE_MISSING, path=shown_path(path)))
-    if kata.practice is not None:
-        return check_practice(session, kata, fmt)
-    from checker.grade.checking import emit_report, grade_path
+    from checker.grade.checking import emit_report
+    from checker.learn.check import check, current_kata
 
-    con = out() if fmt == "text" else None
+    session = open_session(workdir, request.lang)
+    kata, path = current_kata(request, session)
+    if kata.practice is not None:
+        return check_practice(session, kata, request.format)
+    con = out() if request.format == "text" else None
     if con is not None:
         con.print(f"[bold magenta]{escape(session.header(kata))}[/]  [dim]{escape(shown_path(path))}[/]")
-    report = grade_path(str(path), lang=session.lang, device=device, only=only, timeout=timeout,
-                        track=kata.setting, secret=secret)
-    emit_report(report, fmt, session.lang, verbose)
-    if report.exit_code == 2:  # the file could not be graded
+    outcome = check(request, session=session)
+    report = outcome.report
+    emit_report(report, request.format, session.lang, request.verbose)
+    if not outcome.gradable:  # the file could not be graded
         return report.exit_code
-    newly = session.record_check(kata, report.passed and not only)
+    newly = outcome.record(session)
     if con is None:
         return report.exit_code
     curve = loss_curve(report, session.lang, kata.setting)
     if curve:
         con.print(f"[dim]{escape(curve)}[/]")
     con.print("")
-    if report.passed and only:
+    if report.passed and outcome.only:
         session.tell(con, M.PARTIAL, "yellow")
     elif report.passed:
         after_pass(session, kata, con, newly)

@@ -10,6 +10,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -17,14 +18,14 @@ from rich.markup import escape
 
 from checker.base.errors import UsageProblem
 from checker.catalogue.katas import Kata
+from checker.grade.checking import check_ids
 from checker.grade.formats import render_text
-from checker.grade.grading import grade_one
+from checker.grade.request import CheckRequest
 from checker.learn import messages as M
+from checker.learn.check import KATA_TRACK, check, track_of
 from checker.learn.learning import loss_curve, out, present, what_next
 from checker.learn.session import Session, choose_next, open_kata, shown_path
-from checker.loopfile.loading import read_loop_file
 from checker.setting.lab import prepared_lab
-from checker.setting.tracks import track_named
 
 
 def _digest(path: Path) -> str | None:
@@ -86,19 +87,29 @@ def status_line(report, seconds: float, lang: str) -> tuple[str, str]:
 class Watch:
     """One `kata watch`: the file watched, the kata it belongs to (if any), how to re-check it."""
 
-    def __init__(self, session: Session, target: Path, kata: Kata | None, device: str, stay: bool):
-        self.session, self.target, self.kata, self.stay, self.device = session, target, kata, stay, device
+    def __init__(self, session: Session, target: Path, kata: Kata | None, request: CheckRequest, stay: bool):
+        self.session, self.target, self.kata, self.stay, self.request = session, target, kata, stay, request
         self.out = out()
-        self.labs: dict[str, object] = {}
+        self.labs: dict[tuple[str, str], object] = {}
         if kata is None or kata.practice is None:
+            check_ids(request, self._track())  # a bad --only: exit 2 now, not on every save
             self._lab()  # torch imported now, before the first save
 
+    def _request(self) -> CheckRequest:
+        """The request for the watched file as it is now."""
+        return replace(self.request, path=str(self.target))
+
+    def _track(self):
+        """The watched file's track: the kata's, else --track, else the one its folder belongs to."""
+        return track_of(self._request(), self.kata, str(self.session.workdir))
+
     def _lab(self):
-        """The lab of the watched file's track (the kata's, else the one its folder belongs to), made once."""
-        track = self.kata.setting if self.kata is not None else track_named(None, str(self.target))
-        if track.id not in self.labs:
-            self.labs[track.id] = prepared_lab(self.device, track)
-        return self.labs[track.id]
+        """The lab of the watched file's track, made once (the service reuses it)."""
+        track = self._track()
+        key = (self.request.device, track.id)
+        if key not in self.labs:
+            self.labs[key] = prepared_lab(self.request.device, track)
+        return self.labs[key]
 
     def recheck(self) -> Path | None:
         """Check the file once and print the outcome; the next kata's file when it moved on."""
@@ -142,21 +153,24 @@ class Watch:
             return passed, summary, lambda: print_practice(session, self.kata, verdicts, exercise, out)
 
         try:
-            source, filename = read_loop_file(str(self.target), session.lang)
+            outcome = check(self._request(), session=session, kata=self.kata, labs=self.labs)
         except UsageProblem as exc:
             problem = exc.message
             return None, self._cannot, lambda: out.print(escape(problem))
-        lab = self._lab()
-        report = grade_one(source, filename, lab, lang=session.lang)
+        report = outcome.report
 
         def body() -> None:
             out.print("")
-            render_text(report, out, session.lang)
-            curve = loss_curve(report, session.lang, lab.track)
+            render_text(report, out, session.lang, verbose=self.request.verbose)
+            curve = loss_curve(report, session.lang, outcome.track)
             if curve:
                 out.print(f"[dim]{escape(curve)}[/]")
+            if outcome.hint:
+                out.print(escape(outcome.hint))
+            if outcome.only and report.passed:
+                session.tell(out, M.PARTIAL, "yellow")
 
-        return (None if report.exit_code == 2 else report.passed), (
+        return (outcome.solved if outcome.gradable else None), (
             lambda seconds: status_line(report, seconds, session.lang)), body
 
     def _cannot(self, seconds: float) -> tuple[str, str]:
@@ -182,14 +196,19 @@ class Watch:
         return path
 
 
-def watch(session: Session, target: Path, kata: Kata | None, *, device: str, max_checks: int | None,
+def watch(session: Session, target: Path, kata: Kata | None, request: CheckRequest, *, max_checks: int | None,
           stay: bool) -> None:
-    """Check ``target`` now, then again on every save, until Ctrl-C (or ``max_checks`` re-checks)."""
+    """Check ``target`` now, then again on every save, until Ctrl-C (or ``max_checks`` re-checks).
+
+    ``request``: how each save is checked (device, --only, --timeout, --secret, --track; its path is the
+    watched file's), by the same service as `kata check` (``checker.learn.check.check``)."""
     if not target.exists():
         raise UsageProblem(session.say(M.FILE_MISSING, path=shown_path(target)))
     if kata is None and target.suffix == ".toml":
         raise UsageProblem(session.say(M.PRACTICE_ANYFILE, path=shown_path(target)))
-    w = Watch(session, target, kata, device, stay)
+    if kata is not None and request.track and request.track != kata.track:
+        raise UsageProblem(KATA_TRACK.render(session.lang, track=request.track, kata=kata.slug, own=kata.track))
+    w = Watch(session, target, kata, request, stay)
     try:
         w.recheck()
         if max_checks == 0:

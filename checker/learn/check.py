@@ -1,0 +1,124 @@
+"""The one service behind `kata check` and `kata watch`: check the current kata's file, or any file, as a
+``CheckRequest`` asks, and say what came of it (``CheckOutcome``). Each command presents the outcome its own
+way (checker.cli.check and checker.learn.learning for `kata check`, checker.learn.watching for `kata watch`).
+
+Practice katas (answers files, not loops) are not checked here: see ``learning.practice_verdicts``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from checker.base.errors import UsageProblem
+from checker.base.i18n import Message
+from checker.catalogue.katas import Kata
+from checker.grade.checking import grade_request, track_hint, ungradable_report
+from checker.grade.grading import Report
+from checker.grade.request import CheckRequest
+from checker.learn import messages as M
+from checker.learn.progress import track_for_file
+from checker.learn.session import Session, open_session, shown_path
+from checker.setting.lab import prepared_lab
+from checker.setting.tracks import Track
+
+KATA_TRACK = Message(en="--track {track}: the current kata, {kata}, belongs to track {own!r}",
+                     es="--track {track}: el kata actual, {kata}, es de la pista {own!r}")
+PRACTICE = Message(en="{kata} is a practice kata: its answers are checked by `kata check`, not as a loop",
+                   es="{kata} es un kata de práctica: `kata check` comprueba sus respuestas, no un bucle")
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """What checking one file gave: the report and what the commands do with it."""
+
+    report: Report
+    """The checks' report (exit_code 2: the file could not be graded)."""
+    track: Track
+    """The track the file was graded against."""
+    path: Path | None
+    """The file checked (None: a source given as text)."""
+    kata: Kata | None = None
+    """The kata whose file this is (the current one), else None: a kata's check is recorded in its progress."""
+    hint: str | None = None
+    """When the file seems to follow another track than the one guessed (no --track given; text format): which
+    --track to use."""
+    only: bool = False
+    """Only some checks ran (--only): a pass does not solve the kata."""
+
+    @property
+    def gradable(self) -> bool:
+        return self.report.exit_code != 2
+
+    @property
+    def solved(self) -> bool:
+        """Every check of the track ran and passed."""
+        return self.gradable and self.report.passed and not self.only
+
+    @property
+    def records(self) -> bool:
+        """Whether this check counts in the kata's progress (a kata's file that could be graded)."""
+        return self.kata is not None and self.gradable
+
+    def record(self, session: Session) -> bool:
+        """Count this check in ``session``'s progress when it counts; True when it solved the kata just now."""
+        return session.record_check(self.kata, self.solved) if self.records else False
+
+
+def current_kata(request: CheckRequest, session: Session) -> tuple[Kata, Path]:
+    """The current kata and its file, for a request that names no file; exit 2 when --track names another
+    track or the file is missing."""
+    kata = session.current()
+    if request.track and request.track != kata.track:
+        raise UsageProblem(KATA_TRACK.render(session.lang, track=request.track, kata=kata.slug, own=kata.track))
+    path = session.file_of(kata)
+    if not path.exists():
+        raise UsageProblem(session.say(M.FILE_MISSING, path=shown_path(path)))
+    return kata, path
+
+
+def track_of(request: CheckRequest, kata: Kata | None, workdir: str | None) -> Track:
+    """The track a request's file is graded against: the kata's, else --track, else the track of the kata whose
+    file it is, else of its folder, else moons."""
+    if kata is not None:
+        return kata.setting
+    return track_for_file(request.track, None if request.path is None else str(request.path), workdir)
+
+
+def check(request: CheckRequest, *, session: Session | None = None, kata: Kata | None = None,
+          workdir: str | None = None, labs: dict | None = None) -> CheckOutcome:
+    """Check the file ``request`` names (without one: the current kata's, in ``session`` or the working folder
+    ``workdir``) and return the outcome; nothing is printed or recorded here.
+
+    ``kata``: the kata whose file ``request.path`` is (its track is used, its check may be recorded).
+    ``labs``: prepared labs to reuse, by (device, track id), filled as they are made (`kata watch` keeps torch
+    and the labs between saves). A file that cannot be read is a UsageProblem, except for the formats graders
+    read (gradescope, junit), which get a report saying why.
+    """
+    if request.current_kata:
+        session = session or open_session(workdir, request.lang)
+        kata, path = current_kata(request, session)
+        if kata.practice is not None:
+            raise UsageProblem(PRACTICE.render(session.lang, kata=kata.slug))
+        request_file = replace(request, path=str(path))
+    else:
+        request_file = request
+        path = Path(request.path) if request.path is not None else None
+    folder = str(session.workdir) if session is not None else workdir
+    track = track_of(request_file, kata, folder)
+    report = None
+    if kata is None and request.path is not None and request.format in ("gradescope", "junit"):
+        # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
+        report = ungradable_report(request.path)
+    if report is None:
+        lab = None
+        if labs is not None:
+            key = (request.device, track.id)
+            if key not in labs:
+                labs[key] = prepared_lab(request.device, track)
+            lab = labs[key]
+        report = grade_request(request_file, track, lab)
+    guessed = kata is None and request.track is None
+    hint = track_hint(report, track, request.lang) if guessed and request.format == "text" else None
+    return CheckOutcome(report=report, track=track, path=path, kata=kata, hint=hint, only=bool(request.only))
+
