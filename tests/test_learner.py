@@ -613,9 +613,11 @@ def test_dir_is_taken_on_the_group_or_the_command(runner, workdir: Path, tmp_pat
 CLI_ALLOWED: dict[str, set[str]] = {
     # the --lang/--dir declarations every command shares (session_options, stored_lang_option, lang_option
     # and their callback _store), the object they fill on ctx.obj (Options, pass_options), and the two
-    # readers of the options given (current_lang, current_workdir)
+    # readers of the options given (current_lang, current_workdir); --secret and its callback (_secret), which
+    # reads the grading secret once, refuses a blank one (checker.grade.request.BAD_SECRET) and drops $KATA_SECRET
     "checker.cli.common": {"Options", "pass_options", "_store", "stored_lang_option", "session_options",
-                           "lang_option", "track_option", "current_lang", "current_workdir"},
+                           "lang_option", "track_option", "secret_option", "_secret", "current_lang",
+                           "current_workdir"},
     # the commands put on the `kata` group, as one tuple and one call
     "checker.cli.learner": {"COMMANDS", "register", "confirm"},  # and the reset question, asked with click
     "checker.cli": {"register_learner",  # the call that registers them (main.add_command(...) is allowed)

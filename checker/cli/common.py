@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import click
 
 from checker.base.errors import UsageProblem  # noqa: F401  (what commands share)
-from checker.base.i18n import LANGS, Message, resolve_lang
+from checker.base.i18n import LANGS, resolve_lang
+from checker.grade.request import BAD_SECRET
 from checker.loopfile.loading import read_loop_file  # noqa: F401
 from checker.setting.lab import prepared_lab  # noqa: F401
 
@@ -68,21 +69,13 @@ def track_option(fn):
                         "the file's folder belongs to, else moons).")(fn)
 
 
-SECRET_EMPTY = Message(
-    en="--secret is empty: give the grading secret's text (any non-blank text; keep it from the students), or leave "
-       "--secret out to draw fresh arguments",
-    es="--secret está vacío: da el texto del secreto de evaluación (cualquier texto no en blanco; que no lo vean los "
-       "estudiantes), u omite --secret para sacar argumentos nuevos",
-)
-
-
 def _secret(_ctx: click.Context, _param: click.Parameter, value: str | None) -> bytes | None:
     # read once, here: the children forked later (where a graded file runs) never inherit it
     os.environ.pop("KATA_SECRET", None)
     if value is None:
         return None
     if not value.strip():
-        raise UsageProblem(SECRET_EMPTY.render(current_lang(None)))
+        raise UsageProblem(BAD_SECRET.render(current_lang(None)))
     return value.encode("utf-8")
 
 

@@ -33,10 +33,10 @@ BAD_ONLY = Message(
     en="--only {value!r}: give a check id (see `kata checks`)", es="--only {value!r}: da el id de una comprobación "
     "(mira `kata checks`)")
 BAD_SECRET = Message(
-    en="--secret is empty: give the grading secret's text (any non-blank text), or leave --secret out to draw fresh "
-       "arguments",
-    es="--secret está vacío: da el texto del secreto de evaluación (cualquier texto no en blanco), u omite --secret "
-       "para sacar argumentos nuevos",
+    en="--secret is empty: give the grading secret's text (any non-blank text; keep it from the students), or leave "
+       "--secret out to draw fresh arguments",
+    es="--secret está vacío: da el texto del secreto de evaluación (cualquier texto no en blanco; que no lo vean los "
+       "estudiantes), u omite --secret para sacar argumentos nuevos",
 )
 BAD_COUNT = Message(en="--{name} {value}: give a whole number from 1 to 64",
                     es="--{name} {value}: da un número entero de 1 a 64")
