@@ -57,7 +57,7 @@ class Case:
         template = LABELS[self.kind]
         facts = dict(self.facts, value=self.value)
         text = Message(en=template.en.format(**facts), es=template.es.format(**facts))
-        if self.kind in ("batch.default", "batch.above-64"):  # also name the remainder class the size falls in
+        if self.kind == "batch.above-64":  # also name the remainder class the size falls in
             rest = _REMAINDER[remainder_class(facts["n"], batch_size_of(self))]
             text = Message(en=f"{text.en}, {rest.en}", es=f"{text.es}, {rest.es}")
         return text
