@@ -60,6 +60,8 @@ class Case:
         if self.kind == "batch.above-64":  # also name the remainder class the size falls in
             rest = _REMAINDER[remainder_class(facts["n"], batch_size_of(self))]
             text = Message(en=f"{text.en}, {rest.en}", es=f"{text.es}, {rest.es}")
+        elif self.kind.startswith("rows.") and self.kind != "rows.above-64" and (self.value or 0) > 64:
+            text = Message(en=f"{text.en}, above 64", es=f"{text.es}, más de 64")  # the other class it is in
         return text
 
     def as_dict(self) -> dict:
