@@ -989,13 +989,18 @@ def _train_one(mine: dict, ref: dict, *, call: str = "train_epoch(...)"):
     return passed(TRAIN_OK, diff=diff, **args)
 
 
-@train_epoch.judge
-def _(mine: dict, ref: dict):
-    worst, k = _case_results(mine, ref, fit=False)
+def _covered_run(mine: dict, ref: dict, *, fit: bool):
+    """A training check's verdict: the simplest failing case if any, else the drawn run (noting the cases)."""
+    worst, k = _case_results(mine, ref, fit=fit)
     if worst is not None:
         return worst
-    main = _train_one(mine, ref)
+    main = (_fit_one if fit else _train_one)(mine, ref)
     return passed(COVERED, ok=_nest(main), k=k) if main.passed and k else main
+
+
+@train_epoch.judge
+def _(mine: dict, ref: dict):
+    return _covered_run(mine, ref, fit=False)
 
 
 @check("reference.fit", family="reference", calls=("fit", "make_optimizer"),
@@ -1029,11 +1034,7 @@ def _fit_one(mine: dict, ref: dict, *, call: str | None = None):
 
 @fit.judge
 def _(mine: dict, ref: dict):
-    worst, k = _case_results(mine, ref, fit=True)
-    if worst is not None:
-        return worst
-    main = _fit_one(mine, ref)
-    return passed(COVERED, ok=_nest(main), k=k) if main.passed and k else main
+    return _covered_run(mine, ref, fit=True)
 
 
 # ---------------------------------------------------------------------------- evaluate

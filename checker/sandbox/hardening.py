@@ -243,13 +243,6 @@ def _lower(which: int, value: int) -> None:
         pass
 
 
-def _unshare_net() -> bool:
-    try:
-        return _lib().unshare(CLONE_NEWNET) == 0
-    except (OSError, AttributeError):
-        return False
-
-
 def _readable_by_others(paths: Iterable[str]) -> bool:
     """Whether an unprivileged uid could reach (search every folder above, read) each path."""
     import stat

@@ -29,12 +29,13 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from checker.sandbox.hardening import PR_SET_PDEATHSIG, _prctl, _unshare
+
 READY = b"R"
 SPAWN = b"F"
 START_SECONDS = 300.0
 """How long the zygote may take to import torch and scikit-learn before kata gives up on it."""
 CLONE_NEWPID = 0x20000000
-PR_SET_PDEATHSIG = 1
 
 _ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "OMP_NUM_THREADS",
                 "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK",
@@ -228,24 +229,6 @@ def prestart() -> None:
 
 
 # ------------------------------------------------------------------------------------------ zygote side
-
-
-def _prctl(option: int, arg: int) -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _unshare(flags: int) -> bool:
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).unshare(flags) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _resolve(spec: str) -> Any:
