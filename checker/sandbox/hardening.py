@@ -138,6 +138,7 @@ def kill_descendants(roots: Iterable[int], *, sessions: Iterable[int] = (), keep
     me, keep, roots, sessions = os.getpid(), set(keep), set(roots), set(sessions)
     original = set(roots)
     killed: set[int] = set()
+    quiet = 0
     for attempt in range(rounds):
         table = _proc_table()
         if adopted:  # kata's own children that are neither kept nor a root: orphans handed to kata
@@ -171,7 +172,13 @@ def kill_descendants(roots: Iterable[int], *, sessions: Iterable[int] = (), keep
                 except ChildProcessError:
                     pass
         if not live:
-            break
+            # /proc is listed before each stat is read: a process forked after the listing whose parent
+            # then exited is in neither. Only a second quiet look, listed afresh, ends the hunt.
+            quiet += 1
+            if quiet >= 2:
+                break
+            continue
+        quiet = 0
         time.sleep(0.002 * (attempt + 1))
     return len(killed)
 
