@@ -307,7 +307,7 @@ def _shape_problem(m: dict, epochs: int) -> Any:
     return None
 
 
-@check("best.restores", family="best", calls=("fit_best",), protocol="best", title=RESTORE_TITLE, cost=1.0,
+@check("best.restores", family="best", calls=("fit_best",), protocol="best", title=RESTORE_TITLE, cost=1.8,
        timeout=30.0)
 def restores(loop, lab) -> dict:
     return _run_fit_best(loop, lab, optimizer="sgd", lr=RESTORE_LR, epochs=RESTORE_EPOCHS)
@@ -373,7 +373,7 @@ HISTORY_ACC = Message(
 )
 
 
-@check("best.history", family="best", calls=("fit_best",), protocol="best", title=HISTORY_TITLE, cost=4.0,
+@check("best.history", family="best", calls=("fit_best",), protocol="best", title=HISTORY_TITLE, cost=12,
        timeout=40.0)
 def history(loop, lab) -> dict:
     t = lab.track.thresholds

@@ -134,7 +134,7 @@ ORDER_SAME_EPOCHS = Message(
 )
 
 
-@check("loader.order", family="loader", calls=("make_loader",), title=ORDER_TITLE, cost=0.5, timeout=20.0)
+@check("loader.order", family="loader", calls=("make_loader",), title=ORDER_TITLE, cost=0.6, timeout=20.0)
 def order(loop, lab) -> dict:
     from checker.setting.instruments import scramble_global_rng
 

@@ -49,7 +49,7 @@ FALLS_SHORT = Message(
 )
 
 
-@check("loss.falls", family="loss", calls=("fit", "make_optimizer"), title=FALLS_TITLE, cost=1.0, timeout=20.0)
+@check("loss.falls", family="loss", calls=("fit", "make_optimizer"), title=FALLS_TITLE, cost=1.2, timeout=20.0)
 def falls(loop, lab) -> dict:
     from checker.setting.instruments import Rig, epoch_means
 

@@ -50,7 +50,7 @@ TRAIN_SWITCHED = Message(
 )
 
 
-@check("modes.train", family="modes", calls=("fit",), title=TRAIN_TITLE, cost=0.55, timeout=20.0)
+@check("modes.train", family="modes", calls=("fit",), title=TRAIN_TITLE, cost=0.7, timeout=20.0)
 def train(loop, lab) -> dict:
     from checker.setting.instruments import Rig
 

@@ -297,7 +297,7 @@ def _want_full(n: int, b: int) -> list[int]:
 
 
 @check("pipeline.batches", family="pipeline", calls=("make_dataset", "make_loader"), protocol="pipeline",
-       title=BATCHES_TITLE, cost=0.4, timeout=30.0)
+       title=BATCHES_TITLE, cost=2.5, timeout=30.0)
 def batches(loop, lab) -> dict:
     out = _batches(loop, lab)
     import random
@@ -552,7 +552,7 @@ WORKERS_REFORKED = Message(
 
 
 @check("pipeline.workers", family="pipeline", calls=("make_loader",), protocol="pipeline", title=WORKERS_TITLE,
-       cost=0.5, timeout=30.0)
+       cost=3.0, timeout=30.0)
 def workers(loop, lab) -> dict:
     import os
 

@@ -342,7 +342,7 @@ DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 
 
 @check("reference.make_data", family="reference", calls=("make_data",),
-       title=DATA_TITLE, cost=0.3, timeout=20.0, reference=True)
+       title=DATA_TITLE, cost=0.45, timeout=20.0, reference=True)
 def make_data(loop, lab) -> dict:
     from checker.setting.coverage import seed_of
 
@@ -475,7 +475,7 @@ def _loader_call(b, s) -> str:
 
 
 @check("reference.make_loader", family="reference", calls=("make_loader",),
-       title=LOADER_TITLE, cost=0.3, timeout=20.0, reference=True)
+       title=LOADER_TITLE, cost=2.0, timeout=20.0, reference=True)
 def make_loader(loop, lab) -> dict:
     import torch
 
@@ -953,7 +953,7 @@ def _case_results(mine: dict, ref: dict, *, fit: bool):
 
 
 @check("reference.train_epoch", family="reference", calls=("train_epoch", "make_optimizer"),
-       title=TRAIN_TITLE, cost=0.3, timeout=20.0, reference=True)
+       title=TRAIN_TITLE, cost=2.2, timeout=20.0, reference=True)
 def train_epoch(loop, lab) -> dict:
     out = {"draw": lab.draw.train_epoch.__dict__, **_training(loop, lab, lab.draw.train_epoch, fit=False)}
     if lab.draw.coverage is not None:
@@ -1004,7 +1004,7 @@ def _(mine: dict, ref: dict):
 
 
 @check("reference.fit", family="reference", calls=("fit", "make_optimizer"),
-       title=FIT_TITLE, cost=0.6, timeout=20.0, reference=True)
+       title=FIT_TITLE, cost=2.5, timeout=20.0, reference=True)
 def fit(loop, lab) -> dict:
     out = {"draw": lab.draw.fit.__dict__, **_training(loop, lab, lab.draw.fit, fit=True)}
     if lab.draw.coverage is not None:
@@ -1076,7 +1076,7 @@ EVAL_CHANGED = Message(
 
 
 @check("reference.evaluate", family="reference", calls=("evaluate",),
-       title=EVAL_TITLE, cost=0.1, timeout=20.0, reference=True)
+       title=EVAL_TITLE, cost=0.4, timeout=20.0, reference=True)
 def evaluate(loop, lab) -> dict:
     from torch import nn
 
