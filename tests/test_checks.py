@@ -347,6 +347,10 @@ def test_clip_judge():
     assert not v.passed and "0.6" in en and "not clipped" in en
     v, en, _ = judge("clip.norm", {**ok, "rows": [grad_row(norm=c, raw_norm=0.6, rel=0.3)]})
     assert not v.passed and v.message is clip_checks.NORM_NOT_SCALED and "30.0%" in en
+    # shrunk, but not to the norm (clip_grad_value_, or a clip of some parameters only)
+    v, en, es = judge("clip.norm", {**ok, "rows": [grad_row(norm=0.26, raw_norm=0.59, rel=0.2)]})
+    assert not v.passed and v.message is clip_checks.NORM_PARTLY and "0.26" in en and "0.59" in en
+    assert "not clipped" not in en and "0.26" in es
     assert not judge("clip.norm", {**ok, "rows": [grad_row(norm=0.0, missing=True, rel=1.0)]})[0].passed
     assert not judge("clip.norm", {**ok, "rows": []})[0].passed
 

@@ -32,6 +32,18 @@ NORM_TOO_BIG = Message(
     "{epoch} era {norm:.4g} (norma sin recortar de este lote: {raw:.4g}): la actualización usó un gradiente "
     "sin recortar",
 )
+NORM_PARTLY = Message(
+    en="with clip_norm={clip}, the gradient's norm when step() ran at step {step} of epoch {epoch} was "
+    "{norm:.4g}: smaller than this batch's unclipped {raw:.4g}, so something shrank it, but still above "
+    "{clip}. Clipping by norm scales the whole gradient down to norm {clip}; clipping each value, or only some "
+    "of the parameters, leaves the norm above it",
+    es="con clip_norm={clip}, la norma del gradiente cuando se ejecutó step() en el paso {step} de la época "
+    "{epoch} era {norm:.4g}: menor que la de este lote sin recortar, {raw:.4g}, así que algo la redujo, pero "
+    "sigue por encima de {clip}. Recortar por norma escala el gradiente entero hasta la norma {clip}; recortar "
+    "cada valor, o solo algunos parámetros, la deja por encima",
+)
+PARTLY_TOL = 1e-3
+"""A norm this much (relative) below the batch's own counts as shrunk by something."""
 NORM_NOT_SCALED = Message(
     en="with clip_norm={clip}, the gradient step() used at step {step} of epoch {epoch} had norm {norm:.4g} "
     "but differs by {rel:.1%} from this batch's gradient scaled down to that norm: clipping must shrink the "
@@ -81,7 +93,8 @@ def _(m: dict):
         if r["norm"] == 0.0 and (r["raw_norm"] or 0) > 0:
             return failed(NORM_MISSING, **params)
         if not (r["norm"] is not None and r["norm"] <= clip * (1 + NORM_TOL)):
-            return failed(NORM_TOO_BIG, **params)
+            shrunk = r["norm"] is not None and r["raw_norm"] and r["norm"] < r["raw_norm"] * (1 - PARTLY_TOL)
+            return failed(NORM_PARTLY if shrunk else NORM_TOO_BIG, **params)
         if not grad_ok(r):
             return failed(NORM_NOT_SCALED, rel=num(r["rel"]), **params)
     return passed(NORM_OK, clip=clip, n=len(rows), top=max(r["norm"] for r in rows),
