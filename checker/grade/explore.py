@@ -29,16 +29,19 @@ from checker.grade.boundary import (
     BadFigures,
     Bounds,
     Points,
+    bounds_around,
     bounds_of,
     classes_of,
     frame_bytes,
+    grid_frame,
     parse_points,
+    points_of,
 )
 from checker.grade.runs import RunFailed
 from checker.sandbox.events import Kind
 from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
 from checker.sandbox.zygote import Task
-from checker.setting.tracks import DataSpec, ModelSpec, Track, hidden_paths, submission_folders
+from checker.setting.tracks import DataSpec, ModelSpec, Track, hidden_paths, split_of, submission_folders
 
 LRS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 """The learning rates every page holds (10: the lesson's "raise the lr to 10")."""
@@ -97,8 +100,6 @@ def steps_per_epoch(setting: ExploreSetting, n_train: int) -> list[int]:
 def _data(loop, setting: ExploreSetting, track: Track):
     """(X_train, y_train, X_val, y_val, bounds): the data trained on, and the grid's bounds, which always come
     from kata's own data (so both loops are drawn on one grid)."""
-    from checker.grade.boundary import bounds_around
-    from checker.setting.tracks import split_of
 
     kata = split_of(setting.data, 0) if setting.data is not None else track.split(0)
     bounds = bounds_around(kata.X_train, kata.X_val)
@@ -112,7 +113,6 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track) -> dict[
     call of ``train_epoch``."""
     from torch import nn
 
-    from checker.grade.boundary import grid_frame, points_of
     from checker.grade.worker import clean_history, make_track_loader, seed_globals
 
     seed = setting.seed

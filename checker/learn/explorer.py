@@ -16,7 +16,15 @@ from typing import Any
 
 from checker.base.errors import Failure, UsageProblem
 from checker.base.i18n import Message
-from checker.grade.explore import EXPLORER, Explored, ExploreSetting, LrRun, explore_files, steps_per_epoch
+from checker.grade.explore import (
+    EXPLORER,
+    Explored,
+    ExploreSetting,
+    LrRun,
+    explore_files,
+    steps_per_epoch,
+    track_setting,
+)
 from checker.grade.runs import RunFailed
 from checker.setting.tracks import Track
 
@@ -218,7 +226,7 @@ def explore(mine: tuple[str, str] | None, reference: tuple[str, str], track: Tra
     A file that cannot be loaded is a UsageProblem (exit 2, no page); a loop that loads but raises, hangs or
     is stopped at some learning rate gets a page where those learning rates show the reference alone, with
     its error stated."""
-    setting = EXPLORER if explorer else _track(track)
+    setting = EXPLORER if explorer else track_setting(track)
     replacing = check_output(out, lang)
     try:
         mine_runs, ref_runs = explore_files(mine, reference, setting, track)
@@ -245,12 +253,6 @@ def explore(mine: tuple[str, str] | None, reference: tuple[str, str], track: Tra
             echo(YOURS_FAILED.render(lang, lr=lr, error=runs.errors[lr].strip()))
     echo(OPEN.render(lang, url=out.resolve().as_uri()))
     return 0
-
-
-def _track(track: Track) -> ExploreSetting:
-    from checker.grade.explore import track_setting
-
-    return track_setting(track)
 
 
 def _shown(v: float | None, digits: int = 4) -> str:
