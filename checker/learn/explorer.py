@@ -158,7 +158,7 @@ def _loop_data(explored: Explored | None, name: str, role: str, setting: Explore
             runs[key] = _run_data(explored.runs[lr])
         elif explored is not None and lr in explored.errors:
             errors[key] = explored.errors[lr]
-    return {"name": name, "role": role, "runs": runs, "errors": errors}
+    return {"name": name, "shown": Path(name).name, "role": role, "runs": runs, "errors": errors}
 
 
 def setting_text(setting: ExploreSetting, lang: str) -> str:
