@@ -332,13 +332,14 @@ def test_a_malformed_or_tampering_child_costs_its_own_loop_only():
 
     good = Figures(good_figures())
     found = _collect(outcome(good, Raised("lr=10", "ValueError", "boom")), "a.py", EXPLORER)
-    assert list(found.runs) == [0.3] and found.errors[10.0] == "boom"
-    assert "ended early" in found.errors[0.01]
+    assert list(found.runs) == [0.3] and found.errors[10.0] == "boom"  # the loop's own error, as it is
+    assert "ended early" in found.errors[0.01].en and "antes de tiempo" in found.errors[0.01].es
     bad = good_figures()
     bad["frames"] = ["!!"]
     found = _collect(outcome(good, Figures(bad)), "a.py", EXPLORER)
-    assert not found.runs and "refused" in found.error()
+    assert not found.runs and "refused" in found.error().en
     found = _collect(outcome(good, Tampered(("patched torch",))), "a.py", EXPLORER)
-    assert not found.runs and "patched torch" in found.error()
+    assert not found.runs and "patched torch" in found.error().render("es")
     found = _collect(outcome(good, timed_out="lr=1"), "a.py", EXPLORER)
-    assert "did not finish within" in found.errors[1.0] and "not run" in found.errors[3.0]
+    assert "did not finish within" in found.errors[1.0].en and "not run" in found.errors[3.0].en
+    assert found.errors[0.01].en == found.errors[3.0].en

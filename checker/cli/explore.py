@@ -42,7 +42,10 @@ def explore_cmd(options: Options, path, output, track):
             raise UsageProblem(PRACTICE.render(session.lang, kata=kata.slug))
         file = session.file_of(kata)
         if not file.exists():
-            raise UsageProblem(f"{file}: no such file (`kata next` writes it)")
+            from checker.learn.messages import FILE_MISSING
+            from checker.learn.session import shown_path
+
+            raise UsageProblem(session.say(FILE_MISSING, path=shown_path(file)))
         path = str(file)
         chosen = track_for_file(track, None, options.workdir) if track else kata.setting
     else:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.base.i18n import Message
 from checker.grade.boundary import (
     BadFigures,
     Bounds,
@@ -200,9 +201,10 @@ class Explored:
 
     name: str
     runs: dict[float, LrRun] = field(default_factory=dict)
-    errors: dict[float, str] = field(default_factory=dict)
+    errors: dict[float, str | Message] = field(default_factory=dict)
+    """Why a learning rate has no run: the loop's own error (a traceback), or kata's words in both languages."""
 
-    def error(self) -> str | None:
+    def error(self) -> str | Message | None:
         """One error that stands for the loop, when no learning rate gave a run."""
         if self.runs or not self.errors:
             return None
@@ -243,6 +245,11 @@ def parse_run(figures: dict[str, Any], setting: ExploreSetting) -> LrRun:
                  bounds=bounds_of(figures["bounds"]), warnings=tuple(w[:300] for w in warnings))
 
 
+def _said(message: Message, **params: Any) -> Message:
+    """``message`` filled in both languages (rendered in the learner's when shown)."""
+    return Message(message.render("en", **params), message.render("es", **params))
+
+
 def _lr_of(step: Any) -> float | None:
     if isinstance(step, str) and step.startswith(STEP):
         try:
@@ -250,6 +257,19 @@ def _lr_of(step: Any) -> float | None:
         except ValueError:
             return None
     return None
+
+
+REFUSED = Message("{name}: kata refused what the run sent back ({why})",
+                  "{name}: kata rechazó lo que devolvió la ejecución ({why})")
+STOPPED = Message("{name}: the run was stopped: {what}", "{name}: se detuvo la ejecución: {what}")
+SLOW = Message("{name}: the run at lr {lr:g} did not finish within {seconds:g} s",
+               "{name}: la ejecución con lr {lr:g} no terminó en {seconds:g} s")
+NOT_RUN = Message("{name}: not run (the run at lr {lr:g} did not finish)",
+                  "{name}: sin ejecutar (la ejecución con lr {lr:g} no terminó)")
+SLOW_LOAD = Message("{name}: loading the file did not finish within {seconds:g} s",
+                    "{name}: la carga del archivo no terminó en {seconds:g} s")
+ENDED = Message("{name}: the process running the loop ended early (exit status {status})",
+                "{name}: el proceso que ejecutaba el bucle terminó antes de tiempo (estado de salida {status})")
 
 
 def _collect(outcome, name: str, setting: ExploreSetting) -> Explored:
@@ -264,25 +284,25 @@ def _collect(outcome, name: str, setting: ExploreSetting) -> Explored:
                 run = parse_run(event.figures, setting)
             except BadFigures as exc:
                 found.runs.clear()
-                found.errors = {lr: f"{name}: kata refused what the run sent back ({exc})" for lr in setting.lrs}
+                found.errors = {lr: _said(REFUSED, name=name, why=str(exc)) for lr in setting.lrs}
                 return found
             found.runs[run.lr] = run
         elif event.kind is Kind.RAISED and event.check in by_step:
             found.errors[by_step[event.check]] = event.error
         elif event.kind is Kind.TAMPERED:
             found.runs.clear()
-            found.errors = {lr: f"{name}: the run was stopped: {'; '.join(event.what)}" for lr in setting.lrs}
+            found.errors = {lr: _said(STOPPED, name=name, what="; ".join(event.what)) for lr in setting.lrs}
             return found
     missing = [lr for lr in setting.lrs if lr not in found.runs and lr not in found.errors]
     if missing:
         stuck = _lr_of(outcome.timed_out_step)
         if stuck is not None and stuck in missing:
-            found.errors[stuck] = f"{name}: the run at lr {stuck:g} did not finish within {setting.timeout():g} s"
-            why = f"{name}: not run (the run at lr {stuck:g} did not finish)"
+            found.errors[stuck] = _said(SLOW, name=name, lr=stuck, seconds=setting.timeout())
+            why = _said(NOT_RUN, name=name, lr=stuck)
         elif outcome.timed_out_step:
-            why = f"{name}: loading the file did not finish within {LOAD_TIMEOUT:g} s"
+            why = _said(SLOW_LOAD, name=name, seconds=LOAD_TIMEOUT)
         else:
-            why = f"{name}: the process running the loop ended early (exit status {outcome.exit_status})"
+            why = _said(ENDED, name=name, status=outcome.exit_status)
         for lr in missing:
             found.errors.setdefault(lr, why)
     return found
@@ -306,7 +326,8 @@ def explore_files(mine: tuple[str, str] | None, reference: tuple[str, str], sett
         found[i] = _collect(outcome, sources[i][1], setting)
     ref = found[len(sources) - 1]
     if not ref.runs:
-        raise RunFailed(f"the reference gave no run: {ref.error() or 'no figures'}")
+        error = ref.error()
+        raise RunFailed(f"the reference gave no run: {error.render('en') if isinstance(error, Message) else error}")
     return (found[0] if mine is not None else None), ref
 
 

@@ -149,7 +149,12 @@ def _run_data(run: LrRun) -> dict[str, Any]:
     }
 
 
-def _loop_data(explored: Explored | None, name: str, role: str, setting: ExploreSetting) -> dict[str, Any]:
+def _text(error: str | Message, lang: str) -> str:
+    return error.render(lang) if isinstance(error, Message) else error
+
+
+def _loop_data(explored: Explored | None, name: str, role: str, setting: ExploreSetting,
+               lang: str) -> dict[str, Any]:
     runs: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for lr in setting.lrs:
@@ -157,7 +162,7 @@ def _loop_data(explored: Explored | None, name: str, role: str, setting: Explore
         if explored is not None and lr in explored.runs:
             runs[key] = _run_data(explored.runs[lr])
         elif explored is not None and lr in explored.errors:
-            errors[key] = explored.errors[lr]
+            errors[key] = _text(explored.errors[lr], lang)
     return {"name": name, "shown": Path(name).name, "role": role, "runs": runs, "errors": errors}
 
 
@@ -182,8 +187,8 @@ def page_data(mine: Explored | None, reference: Explored, setting: ExploreSettin
     first = next(iter(reference.runs.values()))
     loops = []
     if mine is not None:
-        loops.append(_loop_data(mine, mine.name, "mine", setting))
-    loops.append(_loop_data(reference, reference.name, "reference", setting))
+        loops.append(_loop_data(mine, mine.name, "mine", setting, lang))
+    loops.append(_loop_data(reference, reference.name, "reference", setting, lang))
     return {
         "lang": lang, "lrs": [f"{lr:g}" for lr in setting.lrs], "default_lr": f"{setting.default_lr:g}",
         "epochs": setting.epochs, "classes": setting.classes, "grid": int(round(len(first.frames[0] or b"") ** 0.5))
@@ -250,7 +255,7 @@ def explore(mine: tuple[str, str] | None, reference: tuple[str, str], track: Tra
                                 train=_shown(last["train_loss"]), val=_shown(last["val_loss"]),
                                 acc=_shown(last["val_acc"], 3)))
         elif lr in runs.errors:
-            echo(YOURS_FAILED.render(lang, lr=lr, error=runs.errors[lr].strip()))
+            echo(YOURS_FAILED.render(lang, lr=lr, error=_text(runs.errors[lr], lang).strip()))
     echo(OPEN.render(lang, url=out.resolve().as_uri()))
     return 0
 

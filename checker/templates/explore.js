@@ -167,8 +167,8 @@
       var row = run && epoch > 0 ? run.history[epoch - 1] : null;
       var text = T.epoch + " " + epoch + (epoch === 0 ? " (" + T.initial + ")" : "") + " \u00b7 lr " + state.lr;
       if (row) {
-        text += "\n" + T.train_loss + " " + fmt(row[1], 4) + "  " + T.val_loss + " " + fmt(row[2], 4) +
-          "\n" + T.val_acc + " " + fmt(row[3], 3);
+        text += "\n" + T.train_loss + " " + fmt(row[1], 4) + "\n" + T.val_loss + " " + fmt(row[2], 4) +
+          " \u00b7 " + T.val_acc + " " + fmt(row[3], 3);
       }
       numbers.textContent = text;
       error.textContent = run ? "" : (T.failed + "\n" + (loop.errors[state.lr] || T.not_run));
