@@ -107,6 +107,8 @@ def test_the_page_is_self_contained_and_holds_both_loops_at_every_lr(pages):
             assert len(run["points"]["train_x"]) == 120 and len(run["points"]["val_x"]) == 60
             assert all(len(cells(f)) == GRID * GRID for f in run["frames"])
     assert "page written to" in pages["first"] and "replacing the page written before" in pages["second"]
+    assert "trains exactly as the reference" not in pages["first"]
+    assert "trains exactly as the reference" in pages["second"] and "--track moons" in pages["second"]
 
 
 def test_the_reference_in_the_explorer_setting_matches_the_description_number_for_number(pages):
@@ -343,3 +345,22 @@ def test_a_malformed_or_tampering_child_costs_its_own_loop_only():
     found = _collect(outcome(good, timed_out="lr=1"), "a.py", EXPLORER)
     assert "did not finish within" in found.errors[1.0].en and "not run" in found.errors[3.0].en
     assert found.errors[0.01].en == found.errors[3.0].en
+
+
+def test_without_a_path_the_current_katas_file_or_a_clear_no(tmp_path, lab):
+    from checker.catalogue.katas import load_katas
+
+    practice_kata = next(k for k in load_katas() if k.practice is not None)
+    runner = CliRunner()
+    work = tmp_path / "w"
+    work.mkdir()
+    none = runner.invoke(main, ["--dir", str(work), "explore"])
+    assert none.exit_code == 2 and "Traceback" not in none.output
+    assert runner.invoke(main, ["--dir", str(work), "next", practice_kata.slug]).exit_code == 0
+    practice = runner.invoke(main, ["--dir", str(work), "--lang", "es", "explore"])
+    assert practice.exit_code == 2 and "kata de práctica" in practice.output
+    assert runner.invoke(main, ["--dir", str(work), "next", "falls-then-rises", "--skip"]).exit_code == 0
+    (work / "falls-then-rises.py").unlink()
+    missing = runner.invoke(main, ["--dir", str(work), "explore"])
+    assert missing.exit_code == 2 and "falls-then-rises.py is missing" in missing.output
+    assert not list(work.glob("*.html"))

@@ -66,11 +66,12 @@ T = {
     "setting_explorer": Message(
         "The explorer's setting: {data}, {n_train} training and {n_val} validation points; an MLP {arch} "
         "(kata's, seed {seed}); {optimizer} with batches of {batch} ({steps} steps an epoch: {sizes}); "
-        "{epochs} epochs. Your file's loader, optimizer, train_epoch, evaluate and fit train it.",
+        "{epochs} epochs. Your file's loader, optimizer, train_epoch, evaluate and fit train it (with --track "
+        "moons, its make_data and make_model too).",
         "El escenario del explorador: {data}, {n_train} puntos de entrenamiento y {n_val} de validación; una "
         "MLP {arch} (la de kata, semilla {seed}); {optimizer} con lotes de {batch} ({steps} pasos por época: "
         "{sizes}); {epochs} épocas. Lo entrenan el loader, el optimizador, train_epoch, evaluate y fit de tu "
-        "archivo."),
+        "archivo (con --track moons, también su make_data y su make_model)."),
     "setting_track": Message(
         "Track {track}'s own setting: your file's data and model (make_data, make_model) and the rest of its "
         "loop; {optimizer} with batches of {batch}; {epochs} epochs; seed {seed}.",
@@ -94,6 +95,11 @@ YOURS_FAILED = Message("your loop gave no run at lr {lr:g}: {error}",
 NOT_OURS = Message("{path} exists and is not a page kata explore wrote: give another --output, or move it away",
                    "{path} ya existe y no es una página de kata explore: da otro --output o muévelo")
 NO_FOLDER = Message("{path}: the folder does not exist", "{path}: la carpeta no existe")
+SAME = Message("here your loop trains exactly as the reference, at every learning rate; the explorer's data and "
+               "model are kata's: `kata explore {path} --track {track}` trains with your make_data and make_model too",
+               "aquí tu bucle entrena exactamente como la referencia, con todas las tasas; los datos y el modelo del "
+               "explorador son los de kata: `kata explore {path} --track {track}` entrena también con tu make_data "
+               "y tu make_model")
 PRACTICE = Message("{kata} is a practice kata: it has no loop to explore; give a loop file",
                    "{kata} es una kata de práctica: no tiene bucle que explorar; da un archivo de bucle")
 
@@ -256,6 +262,8 @@ def explore(mine: tuple[str, str] | None, reference: tuple[str, str], track: Tra
                                 acc=_shown(last["val_acc"], 3)))
         elif lr in runs.errors:
             echo(YOURS_FAILED.render(lang, lr=lr, error=_text(runs.errors[lr], lang).strip()))
+    if explorer and mine_runs is not None and mine_runs.runs == ref_runs.runs and not mine_runs.errors:
+        echo(SAME.render(lang, path=mine[1], track=track.id))
     echo(OPEN.render(lang, url=out.resolve().as_uri()))
     return 0
 
