@@ -177,6 +177,12 @@ def test_the_browser_moves_the_slider_from_the_fragment_and_draws_each_frame(pag
             want_loss = "" if epoch == 0 else f"{run['history'][epoch - 1][1]:.4f}"
             assert attrs["data-train-loss"] == want_loss
             assert int(attrs["data-painted"]) > 0.9 * 360 * 360  # the boundary fills the canvas
+    # Play advances the slider by itself (virtual time lets its timer fire), frame after frame
+    played = panels(dump_dom(pages["broken"], "epoch=0&lr=0.3&play", budget_ms=1500))
+    epoch = int(played["mine"]["data-epoch"])
+    assert 0 < epoch < 40 and played["reference"]["data-epoch"] == str(epoch)
+    run = data["loops"][0]["runs"]["0.3"]
+    assert played["mine"]["data-share"] == f"{class_share(frame_bytes(run['frames'][epoch], 2), 2):.4f}"
     # at lr 10 the broken loop and the reference part: different frames, different shares
     far = panels(dump_dom(pages["broken"], "epoch=5&lr=10"))
     assert far["mine"]["data-share"] != far["reference"]["data-share"]

@@ -1,6 +1,7 @@
 // kata explore: draws the boundary and the loss curves of every loop at the chosen learning rate and epoch.
 // Everything comes from the JSON in #kata-data; nothing is fetched. A fragment such as #epoch=5&lr=10 sets
-// the learning rate and moves the slider (as a learner would) when the page opens and when it changes.
+// the learning rate and moves the slider (as a learner would) when the page opens and when it changes; with
+// "&play" it presses Play.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("kata-data").textContent);
@@ -239,6 +240,7 @@
     var at = epoch !== null && /^[0-9]+$/.test(epoch) ? parseInt(epoch, 10) : lastEpoch();
     slider.value = String(Math.min(at, lastEpoch()));
     slider.dispatchEvent(new Event("input"));
+    if (params.has("play") && state.timer === null) play.click();  // #play: as if Play were pressed
   }
   window.addEventListener("hashchange", fromFragment);
   state.epoch = 0;
