@@ -15,8 +15,8 @@ TRACK_HELP = ("Train in this track's own setting (the file's data and model, the
 @click.command("explore", short_help="A page: the decision boundary and both losses, epoch by epoch.")
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Where to write the page (default: beside FILE, named FILE.explore.html). A file there that "
-                   "kata explore did not write is never replaced.")
+              help="Where to write the page (default: beside PATH, loop.py -> loop.explore.html). A file there "
+                   "that kata explore did not write is never replaced.")
 @click.option("--track", "track", default=None, metavar="NAME", help=TRACK_HELP)
 @session_options
 @pass_options
