@@ -20,7 +20,6 @@ figure that comes back (``parse_run``) before any of it reaches a page.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -330,6 +329,3 @@ def explore_files(mine: tuple[str, str] | None, reference: tuple[str, str], sett
         raise RunFailed(f"the reference gave no run: {error.render('en') if isinstance(error, Message) else error}")
     return (found[0] if mine is not None else None), ref
 
-
-def finite(values: Sequence[float | None]) -> list[float]:
-    return [v for v in values if v is not None and math.isfinite(v)]
