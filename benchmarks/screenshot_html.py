@@ -1,4 +1,5 @@
-"""Screenshot `kata mutants verify --html` with headless Chromium, to see that the page renders.
+"""Screenshot `kata mutants verify --html` (or any page) with headless Chromium, to see that the page renders;
+``dump_dom`` gives a page's DOM after its scripts ran (the browser tests of `kata explore`).
 
     python benchmarks/screenshot_html.py REPORT.html [OUT.png] [--width 1400] [--height 2000]
 
@@ -52,6 +53,25 @@ def screenshot(html: Path, png: Path, width: int = 1400, height: int = 2000, tim
     if proc.returncode != 0 or not png.exists() or png.stat().st_size == 0:
         raise RuntimeError(f"chromium failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
     return png
+
+
+def dump_dom(html: Path, fragment: str = "", timeout: float = 120.0, budget_ms: int = 2000) -> str:
+    """The DOM of ``html`` (opened with ``#fragment``) after its scripts ran, from headless Chromium.
+
+    ``budget_ms`` of virtual time lets timers fire; raises RuntimeError when Chromium cannot run."""
+    browser = find_chromium()
+    if browser is None:
+        raise RuntimeError("no Chromium found (apt-get install -y chromium)")
+    url = html.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+    with tempfile.TemporaryDirectory(prefix="kata-chromium-") as profile:
+        cmd = [
+            browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--no-first-run", f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}", "--dump-dom", url,
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0 or "<html" not in proc.stdout:
+        raise RuntimeError(f"chromium failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    return proc.stdout
 
 
 def main(argv: list[str] | None = None) -> int:

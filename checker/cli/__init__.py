@@ -8,6 +8,7 @@ from checker import __version__
 from checker.base.errors import Failure
 from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
+from checker.cli.explore import explore_cmd
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
@@ -56,6 +57,7 @@ def main() -> None:
 
 main.add_command(run_cmd)
 main.add_command(trace_cmd)
+main.add_command(explore_cmd)
 main.add_command(check_cmd)
 main.add_command(checks_cmd)
 main.add_command(tracks_cmd)

@@ -44,7 +44,7 @@ LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutio
 @click.option("--compare", "compare", type=click.Path(), default=None,
               help="A second loop file to run with the same settings, shown side by side.")
 @click.option("--plot", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Also save the loss curves to this PNG file.")
+              help="Also save the loss curves, and each run's decision boundary after training, to this PNG file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-epoch history as JSON.")
 @track_option
 def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, seed, seed_loader, seed_model,
@@ -60,7 +60,7 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
 
     settings = RunSettings.from_options(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
                                         scheduler=scheduler, clip=clip, seed=seed, seed_loader=seed_loader,
-                                        seed_model=seed_model, device=device)
+                                        seed_model=seed_model, device=device, boundary=bool(plot))
     chosen = track_for_file(track, path, current_workdir(None))
     if batch_size > chosen.data.n_train:
         raise click.BadParameter(f"{batch_size} is more than the {chosen.data.n_train} training examples of track "
@@ -71,7 +71,7 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     if plot:
         from checker.learn.plots import save_loss_plot
 
-        save_loss_plot([(r.name, r.history) for r in results], plot)
+        save_loss_plot([(r.name, r.history) for r in results], plot, [r.boundary for r in results])
     if as_json:
         from checker.base.term import dumps
 

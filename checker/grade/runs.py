@@ -15,6 +15,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from checker.base.errors import Failure, UsageProblem
+from checker.grade.boundary import (
+    BadFigures,
+    bounds_around,
+    bounds_of,
+    classes_of,
+    frame_bytes,
+    grid_frame,
+    parse_points,
+    points_of,
+)
 from checker.loopfile.loading import read_loop_file
 from checker.sandbox.events import Kind
 from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
@@ -42,6 +52,21 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     steps: list[int | None] = field(default_factory=list)
     """optimizer steps taken in each epoch (None where the file's fit does not call train_epoch)"""
+    boundary: Boundary | None = None
+    """The decision boundary after training (asked for with ``RunSettings.boundary``)."""
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A trained model's predictions over a grid of the plane, and the data it trained on, every field checked
+    (``checker.grade.boundary``)."""
+
+    cells: bytes | None
+    """``GRID * GRID`` cells, one byte each; None when the model's output over the grid was not one number per
+    class."""
+    classes: int
+    bounds: Any
+    points: Any
 
 
 @dataclass(frozen=True)
@@ -67,6 +92,8 @@ class RunSettings:
     device: str = "cpu"
     timeout: float | None = None
     """Seconds the run may take (None: a limit that grows with the epochs)."""
+    boundary: bool = False
+    """Also evaluate the trained model over a grid of the plane (`kata run --plot`)."""
 
     @property
     def loader_seed(self) -> int:
@@ -160,11 +187,55 @@ def measure_run(loop, settings: RunSettings, lab) -> dict[str, Any]:
     steps, undo = _count_steps(loop)
     try:
         driven = loop if (loader_seed, model_seed) == (seed, seed) else _Seeds(loop, loader_seed, model_seed)
+        if settings.boundary:
+            driven = _Kept(driven)
         history, warnings = run_lesson(driven, replace(settings, seed=model_seed), lab)
     finally:
         undo()
     counted: list[int | None] = list(steps) if len(steps) == len(history) else [None] * len(history)
-    return {"history": history, "warnings": warnings, "steps": counted}
+    figures = {"history": history, "warnings": warnings, "steps": counted}
+    if settings.boundary:
+        figures["boundary"] = _boundary_figures(driven, lab.track)
+    return figures
+
+
+class _Kept:
+    """The loop, keeping the data its make_data returned and the model its make_model built."""
+
+    def __init__(self, loop):
+        self._loop, self.data, self.model = loop, None, None
+
+    def __getattr__(self, name: str):
+        return getattr(self._loop, name)
+
+    def make_data(self, *args, **kwargs):
+        self.data = self._loop.make_data(*args, **kwargs)
+        return self.data
+
+    def make_model(self, *args, **kwargs):
+        self.model = self._loop.make_model(*args, **kwargs)
+        return self.model
+
+
+def _boundary_figures(kept: _Kept, track) -> dict[str, Any]:
+    """The trained model over the grid of the track's own data (with a margin), and the file's data points."""
+    kata = track.split(0)
+    bounds = bounds_around(kata.X_train, kata.X_val)
+    classes = track.model.n_classes
+    frame = grid_frame(kept.model, bounds, classes) if kept.model is not None else None
+    points = points_of(*kept.data) if isinstance(kept.data, tuple | list) and len(kept.data) == 4 else None
+    return {"frame": frame, "bounds": bounds.as_list(), "classes": classes, "points": points}
+
+
+def parse_boundary(value: Any) -> Boundary | None:
+    """A run's boundary figures, checked (``BadFigures`` when a field is off); None when there are none."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"frame", "bounds", "classes", "points"}:
+        raise BadFigures("a boundary must have frame, bounds, classes and points")
+    classes = classes_of(value["classes"])
+    return Boundary(frame_bytes(value["frame"], classes), classes, bounds_of(value["bounds"]),
+                    parse_points(value["points"], classes))
 
 
 def measure_trace(loop, settings: TraceSettings, track=None) -> dict[str, Any]:
@@ -304,8 +375,14 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
 def run_files(sources: Sequence[tuple[str, str]], settings: RunSettings, lab) -> list[RunResult]:
     """Each file trained with the same settings, side by side."""
     figures = measure(sources, [settings] * len(sources), lab)
-    return [RunResult(name, f["history"], f["warnings"], f["steps"]) for (_, name), f in zip(sources, figures,
-                                                                                             strict=True)]
+    results = []
+    for (_, name), f in zip(sources, figures, strict=True):
+        try:
+            boundary = parse_boundary(f.get("boundary"))
+        except BadFigures as exc:
+            raise RunFailed(f"{name}: kata refused the boundary the run sent back ({exc})") from None
+        results.append(RunResult(name, f["history"], f["warnings"], f["steps"], boundary))
+    return results
 
 
 # ---------------------------------------------------------------------------------------------

@@ -244,6 +244,12 @@ def run_lesson(loop, settings, lab) -> tuple[list[dict], list[str]]:
         model, optimizer, loader, nn.CrossEntropyLoss(), epochs,
         scheduler=scheduler, val=(X_val, y_val), clip_norm=settings.clip, device=device,
     )
+    return clean_history(history)
+
+
+def clean_history(history) -> tuple[list[dict], list[str]]:
+    """What the file's ``fit`` returned, as rows of plain numbers, and warnings about what was not one; a
+    TypeError when it is not a list of dicts."""
     warnings: list[str] = []
     if not isinstance(history, list):
         raise TypeError(f"fit returned a {type(history).__name__}; the protocol asks for a list of dicts")
