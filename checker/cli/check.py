@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from checker.cli.common import (
@@ -40,6 +42,11 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track)
         from checker.learn.learning import check_current
 
         raise SystemExit(check_current(request, current_workdir(None)))
+    from checker.learn.learning import check_current, kata_folder_of
+
+    folder = kata_folder_of(path, current_workdir(None), request.lang)
+    if folder is not None:  # the current kata's own file, named by its path: checked and recorded alike
+        raise SystemExit(check_current(replace(request, path=None), folder))
     from checker.learn.check import check
 
     # a kata's file in the working folder is graded against that kata's track

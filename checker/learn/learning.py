@@ -319,6 +319,29 @@ def file_is_kata(session: Session, path: Path) -> Kata | None:
         return None
 
 
+def kata_folder_of(path: str, workdir: str | None, lang: str) -> str | None:
+    """The working folder in which ``path`` is the current kata's file (``workdir``, else the file's own folder
+    when no working folder was chosen), else None: checking that file by its path records it as `kata check`
+    without a path does. A folder without progress, or whose progress cannot be read, is none."""
+    import os
+
+    from checker.learn.progress import PROGRESS_FILE, STATE_DIR, WORKDIR_ENV
+
+    folders = [workdir or os.environ.get(WORKDIR_ENV) or os.getcwd()]
+    if workdir is None and not os.environ.get(WORKDIR_ENV):
+        folders.append(str(Path(path).expanduser().resolve().parent))
+    for folder in folders:
+        try:
+            if not (Path(folder).expanduser() / STATE_DIR / PROGRESS_FILE).is_file():
+                continue
+            session = open_session(folder, lang, need_katas=False)
+        except (UsageProblem, OSError):
+            continue
+        if file_is_kata(session, Path(path).expanduser()) is not None:
+            return str(session.workdir)
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # kata next / hint / show / list / reset
 

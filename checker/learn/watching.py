@@ -185,7 +185,9 @@ class Watch:
             session.tell(out, M.AFTER_PASS if left else M.AFTER_PASS_LAST, left=left)
             return None
 
-        path, _ = open_kata(session, nxt)
+        # a notebook kata is followed by a notebook (a practice kata's answers file has no notebook form)
+        notebook = self.target.suffix == ".ipynb" and nxt.practice is None
+        path, _ = open_kata(session, nxt, filename=f"{nxt.slug}.ipynb" if notebook else None)
         out.print("")
         present(session, nxt, out)
         session.tell(out, M.WATCH_MOVED, "cyan", path=shown_path(path))
