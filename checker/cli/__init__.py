@@ -6,6 +6,7 @@ import click
 
 from checker import __version__
 from checker.base.errors import Failure
+from checker.base.i18n import resolve_lang
 from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
 from checker.cli.help_es import LANG_KEY, HelpContext, lang_on_command_line
@@ -44,8 +45,8 @@ class _Kata(click.Group):
             return super().invoke(ctx)
         except ZygoteError as exc:
             raise SandboxUnavailable(str(exc)) from None
-        except Failure as exc:  # the package's own errors: said as click says its own
-            raise Said(exc.format_message(), exc.exit_code) from None
+        except Failure as exc:  # the package's own errors: said as click says its own, in the run's language
+            raise Said(exc.render(resolve_lang(ctx.meta.get(LANG_KEY))), exc.exit_code) from None
 
 
 class Said(click.ClickException):

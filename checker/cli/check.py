@@ -111,10 +111,12 @@ def tracks_cmd(as_json):
     from rich.markup import escape
 
     from checker.base.term import console
+    from checker.learn.messages import TRACK_DETAILS, TRACKS_USE
 
     out = console()
     for row in rows:
         out.print(f"[bold cyan]{escape(row['track'])}[/]  {escape(row['title'])}")
-        out.print(f"  [dim]{escape(row['data'])}, split {row['split']}; {escape(row['model'])}; "
-                  f"protocol {' + '.join(row['protocol'])}; reference {escape(row['reference'])}[/]")
-    out.print("[dim]Use one with --track NAME: kata next, list, run, check, mutants.[/]")
+        details = TRACK_DETAILS.render(lang, data=row["data"], split=row["split"], model=row["model"],
+                                       protocol=" + ".join(row["protocol"]), reference=row["reference"])
+        out.print(f"  [dim]{escape(details)}[/]")
+    out.print(f"[dim]{escape(TRACKS_USE.render(lang))}[/]")

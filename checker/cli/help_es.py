@@ -19,8 +19,8 @@ import click
 
 from checker.base.i18n import resolve_lang
 
+# where ``ctx.meta`` keeps the --lang found on the command line (shared by every context of one run)
 LANG_KEY = "kata.help_lang"
-"""Where ``ctx.meta`` keeps the --lang found on the command line (shared by every context of one run)."""
 
 SHARED_ES: dict[str, str] = {
     "Show this message and exit.": "Muestra esta ayuda y termina.",
@@ -134,12 +134,12 @@ HELP_ES: dict[str, str] = {
                   "salida 0 una vez escrito el libro de notas, 2 ante un argumento incorrecto. Un archivo de "
                   "curso (docs/grading.md):\n\n"
                   "\b\n"
-                  "    title = \"Lab 4: the training loop\"\n"
+                  "    title = \"Práctica 4: el bucle de entrenamiento\"\n"
                   "    [points]                 # las comprobaciones que cuentan, y sus puntos\n"
                   "    \"steps.fresh_grads\" = 3\n"
                   "    \"loss.falls\" = 1\n"
                   "    [read]                   # opcional: qué leer cuando falla una comprobación\n"
-                  "    \"steps.fresh_grads\" = \"Lesson 4, section 4\"",
+                  "    \"steps.fresh_grads\" = \"Lección 4, apartado 4\"",
     "kata grade --out": "Carpeta para grades.csv, results.json y feedback/ (se crea si falta).",
     "kata grade --course": "Un archivo de curso (TOML): las comprobaciones que cuentan y sus puntos, qué leer.",
     "kata grade --workers": "Entregas evaluadas a la vez (un núcleo cada una).",
@@ -222,11 +222,11 @@ HELP_ES: dict[str, str] = {
                                         "mutado y versión del corrector).",
 }
 
+# click's own words in a help page (its headings and the notes after an option's help)
 CLICK_ES: dict[str, str] = {
     "Usage:": "Uso:", "Options": "Opciones", "Commands": "Comandos", "Arguments": "Argumentos",
     "default:": "por defecto:", "required": "obligatorio", "env var:": "variable de entorno:",
 }
-"""click's own words in a help page (its headings and the notes after an option's help)."""
 
 
 def option_name(param: click.Parameter) -> str:

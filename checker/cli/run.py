@@ -15,6 +15,7 @@ from checker.cli.common import (
     track_option,
 )
 from checker.grade.runs import RunSettings, TraceSettings, figures_or_usage_error, run_sources
+from checker.learn.messages import TOO_MANY
 from checker.learn.progress import track_for_file
 
 LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutions/loop.py) instead of a file of "
@@ -64,8 +65,7 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
                                         seed_model=seed_model, device=device)
     chosen = track_for_file(track, path, current_workdir(None))
     if batch_size > chosen.data.n_train:
-        raise click.BadParameter(f"{batch_size} is more than the {chosen.data.n_train} training examples of track "
-                                 f"{chosen.id!r}", param_hint="'--batch-size'")
+        raise UsageProblem(TOO_MANY, option="--batch-size", value=batch_size, n=chosen.data.n_train, track=chosen.id)
     sources = run_sources(path, lesson, compare, track=chosen, lang=current_lang(None))
     lab = prepared_lab(device, chosen)
     results = figures_or_usage_error(lambda: run_files(sources, settings, lab), current_lang(None))
@@ -126,8 +126,7 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
     chosen = track_for_file(track, path, current_workdir(None))
     for value, name in ((examples, "--examples"), (batch_size, "--batch-size")):
         if value > chosen.data.n_train:
-            raise click.BadParameter(f"{value} is more than the {chosen.data.n_train} training examples of track "
-                                     f"{chosen.id!r}", param_hint=f"'{name}'")
+            raise UsageProblem(TOO_MANY, option=name, value=value, n=chosen.data.n_train, track=chosen.id)
     sources = run_sources(path, lesson, track=chosen, lang=current_lang(options.lang))
     lab = prepared_lab("cpu", chosen)
     trace = figures_or_usage_error(lambda: measure(sources, [settings], lab, what="trace"),

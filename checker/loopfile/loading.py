@@ -27,19 +27,23 @@ def read_source(path: str | Path) -> tuple[str, str]:
     """Return ``(source, filename)`` for a loop file (``.py`` or ``.ipynb``), or raise LoopFileError."""
     p = Path(path)
     if not p.exists():
-        raise LoopFileError("not_found", f"{p}: no such file")
+        raise LoopFileError("not_found", f"{p}: no such file", f"{p}: no existe ese archivo")
     if p.is_dir():
-        raise LoopFileError("not_file", f"{p} is a directory; give the path of a .py or .ipynb loop file")
+        raise LoopFileError("not_file", f"{p} is a directory; give the path of a .py or .ipynb loop file",
+                            f"{p} es una carpeta; da la ruta de un archivo de bucle .py o .ipynb")
     if not p.is_file():
-        raise LoopFileError("not_file", f"{p} is not a regular file")
+        raise LoopFileError("not_file", f"{p} is not a regular file", f"{p} no es un archivo normal")
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise LoopFileError("unreadable", f"{p}: cannot read it ({exc.strerror})") from None
+        raise LoopFileError("unreadable", f"{p}: cannot read it ({exc.strerror})",
+                            f"{p}: no se puede leer ({exc.strerror})") from None
     if len(data) > MAX_SOURCE_BYTES:
-        raise LoopFileError("too_big", f"{p} is {len(data):,} bytes; a loop file is at most {MAX_SOURCE_BYTES:,}")
+        raise LoopFileError("too_big", f"{p} is {len(data):,} bytes; a loop file is at most {MAX_SOURCE_BYTES:,}",
+                            f"{p} ocupa {len(data):,} bytes; un archivo de bucle ocupa como mucho {MAX_SOURCE_BYTES:,}")
     if b"\0" in data:
-        raise LoopFileError("binary", f"{p} is a binary file, not Python source")
+        raise LoopFileError("binary", f"{p} is a binary file, not Python source",
+                            f"{p} es un archivo binario, no código Python")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -49,7 +53,8 @@ def read_source(path: str | Path) -> tuple[str, str]:
 
         text = notebook_to_source(text, str(p))
     if not text.strip():
-        raise LoopFileError("empty", f"{p} is empty; a loop file defines the protocol functions")
+        raise LoopFileError("empty", f"{p} is empty; a loop file defines the protocol functions",
+                            f"{p} está vacío; un archivo de bucle define las funciones del protocolo")
     return text, str(p)
 
 
@@ -185,5 +190,5 @@ def read_loop_file(path: str, lang: str | None = None) -> tuple[str, str]:
         source, filename = read_source(path)
         compile_source(source, filename)
     except LoopFileError as exc:
-        raise UsageProblem(exc.message) from None
+        raise UsageProblem(exc.render(resolve_lang(lang))) from None
     return source, filename
