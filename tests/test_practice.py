@@ -176,7 +176,9 @@ def test_trace_kata_end_to_end(runner, lab, folder: Path) -> None:
     ('batches = "two"\n', "should be a whole number"),
     ("labels_kept = 1\n", "should be true or false"),
     ("colour = 3\n", "is not a question of this kata"),
-], ids=["not-toml", "not-a-number", "not-a-bool", "unknown-key"])
+    ('batches = "2"\n', "is in quotes (batches = \"2\"), which makes it text; write it without them: batches = 2"),
+    ('labels_kept = "true"\n', "write it without them: labels_kept = true"),
+], ids=["not-toml", "not-a-number", "not-a-bool", "unknown-key", "quoted-number", "quoted-bool"])
 def test_bad_answers_exit_2_with_a_clear_message(runner, folder: Path, text: str, needle: str) -> None:
     slug = PRACTICE["trace"].slug
     assert kata(runner, "next", slug).exit_code == 0

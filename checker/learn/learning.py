@@ -122,11 +122,8 @@ def after_pass(session: Session, kata: Kata, con, newly: bool) -> None:
         if diff:
             session.tell(con, M.YOUR_CHANGE)
             print_diff(diff, con, lang=session.lang)
-    left = len(session.unsolved())
-    if kata.practice is not None and left:
-        session.tell(con, M.PRACTICE_AFTER, left=left)
-    else:
-        session.tell(con, M.AFTER_PASS if left else M.AFTER_PASS_LAST, left=left)
+    message, params = session.after_pass(kata)
+    session.tell(con, message, **params)
 
 
 def not_yet(session: Session, kata: Kata, con) -> None:

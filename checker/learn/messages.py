@@ -223,3 +223,9 @@ TRACKS_USE = Message(en="Use one with --track NAME: kata next, list, run, check,
 TOO_MANY = Message(en="Invalid value for '{option}': {value} is more than the {n} training examples of track {track!r}",
                    es="Valor no válido para '{option}': {value} es más que los {n} ejemplos de entrenamiento del "
                       "recorrido {track!r}")
+AFTER_TRACK_DONE = Message(
+    en="Next: `kata solution` compares with the reference. That was the last unsolved kata of track {track}; "
+       "`kata next` opens one of another track ({left} left there, `kata list` shows them).",
+    es="Después: `kata solution` compara con la referencia. Era la última kata sin resolver del recorrido "
+       "{track}; `kata next` abre una de otro recorrido (quedan {left} allí, `kata list` las muestra).",
+)

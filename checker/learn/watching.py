@@ -182,7 +182,8 @@ class Watch:
         left = len(session.unsolved())
         nxt, _ = choose_next(session, skip=False) if left else (None, False)
         if self.stay or nxt is None:
-            session.tell(out, M.AFTER_PASS if left else M.AFTER_PASS_LAST, left=left)
+            message, params = session.after_pass(self.kata)
+            session.tell(out, message, **params)
             return None
 
         # a notebook kata is followed by a notebook (a practice kata's answers file has no notebook form)
