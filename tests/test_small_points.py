@@ -38,3 +38,31 @@ def test_off_a_terminal_lines_are_not_wrapped(monkeypatch) -> None:
     text = " ".join(f"word{i:02d}" for i in range(30))
     term.console().print(text)
     assert stream.getvalue() == text + "\n"
+
+
+def test_what_is_left_is_counted_as_the_header_counts(tmp_path, monkeypatch) -> None:
+    """`Kata 1/33` in the header and `(32 left)` after the pass: both count within the kata's track."""
+    from checker.learn import messages as M
+    from checker.learn.session import open_session
+
+    monkeypatch.delenv("KATA_KATAS_DIR", raising=False)
+    session = open_session(str(tmp_path), "en")
+    tracks = {k.track for k in session.katas}
+    assert len(tracks) > 1 and len(session.katas) > 2
+    for track in sorted(tracks):
+        mine = [k for k in session.katas if k.track == track]
+        first = mine[0]
+        session.progress.start(first.slug, first.filename, "starter")
+        session.progress.checked(first.slug, True)
+        total = int(re.search(r"Kata 1/(\d+)", session.header(first))[1])
+        message, params = session.after_pass(first)
+        assert total == len(mine) and params["left"] == total - 1
+        assert message in (M.AFTER_PASS, M.PRACTICE_AFTER)
+        assert f"({total - 1} left)" in session.say(message, **params)
+    # a track all solved while others are not: said so, with what is left elsewhere
+    last = [k for k in session.katas if k.track == "moons"]
+    for kata in last:
+        session.progress.start(kata.slug, kata.filename, "starter")
+        session.progress.checked(kata.slug, True)
+    message, params = session.after_pass(last[-1])
+    assert message is M.AFTER_TRACK_DONE and params["left"] == len(session.unsolved()) > 0
