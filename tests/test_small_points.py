@@ -66,3 +66,23 @@ def test_what_is_left_is_counted_as_the_header_counts(tmp_path, monkeypatch) -> 
         session.progress.checked(kata.slug, True)
     message, params = session.after_pass(last[-1])
     assert message is M.AFTER_TRACK_DONE and params["left"] == len(session.unsolved()) > 0
+
+
+def test_the_curve_under_a_report_quotes_the_files_own_figures() -> None:
+    """The line under `kata check`'s summary shows the train losses the file's fit reported (as `kata run` shows
+    them), not the spy loss's means, which a file that computes its epoch loss wrongly never shows."""
+    from types import SimpleNamespace
+
+    from checker.learn.learning import loss_curve
+    from checker.setting.tracks import get_track
+
+    def report(measured: dict) -> SimpleNamespace:
+        return SimpleNamespace(checks=[SimpleNamespace(id="loss.falls", measured=measured)])
+
+    spy, own = [0.7, 0.6, 0.5], [0.35, 0.3, 0.25]
+    line = loss_curve(report({"losses": spy, "reported": own}), "en", get_track())
+    assert "(0.350 → 0.250)" in line and "0.700" not in line
+    # a fit that reported no plain numbers (a tensor, nothing): the spy's means
+    line = loss_curve(report({"losses": spy, "reported": [None, None, None]}), "en", get_track())
+    assert "(0.700 → 0.500)" in line
+    assert "(0.700 → 0.500)" in loss_curve(report({"losses": spy}), "en", get_track())

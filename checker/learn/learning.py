@@ -51,16 +51,23 @@ def what_next(session: Session, kata: Kata, con) -> None:
 
 
 def loss_curve(report, lang: str, track=None) -> str | None:
-    """A one-line chart of the epoch losses that loss.falls measured (the track's SGD run), if any."""
+    """A one-line chart of the epoch losses of loss.falls's run (the track's SGD run), if any: the train losses
+    the file's fit reported, else (where it reported none as plain numbers) the spy loss's epoch means."""
     import math
 
     from checker.base.term import sparkline
     from checker.setting.tracks import get_track
 
     res = next((c for c in report.checks if c.id == "loss.falls"), None)
-    losses = (getattr(res, "measured", None) or {}).get("losses") if res else None
+    measured = (getattr(res, "measured", None) or {}) if res else {}
+    losses = measured.get("losses")
     if not losses or not all(isinstance(x, int | float) for x in losses):
         return None
+    # the file's own figures (what its fit reported, as `kata run` shows them) where it reported plain numbers
+    reported = measured.get("reported")
+    if isinstance(reported, list) and len(reported) == len(losses) and all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in reported):
+        losses = reported
 
     def shown(x: float) -> str:
         return f"{x:.3f}" if math.isfinite(x) else str(x)
