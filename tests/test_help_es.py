@@ -37,6 +37,7 @@ bucle comprobación comprobaciones recorrido recorridos pista pistas época épo
 ALLOWED = (
     re.compile(r"^\s*[+\-@ ]?\s*(def |return |for |if |with |import |from |class |#)"),  # code
     re.compile(r"^\s*[│┃|]"),  # a code block's frame
+    re.compile(r'^\s*File ".*", (line|cell) \d+'),  # a traceback's frame (Python's own words)
 )
 """Lines that may hold English words without being an untranslated message: code (a diff, a function),
 quoted in the output as it is written."""
@@ -181,6 +182,13 @@ def test_the_learners_outputs_in_spanish_hold_no_english_line(runner, tmp_path: 
     kata("run", "missing.py", code=2)
     kata("next", "--track", "no-such-track", code=2)
     kata("solution", code=2)
+    (work / "half.py").write_text("import torch\n\ndef make_data(seed=0):\n    return 1\n")
+    (work / "broken.py").write_text("def make_data(:\n    pass\n")
+    (work / "raises.py").write_text("raise RuntimeError('at import')\n")
+    assert "no sigue el protocolo de bucle v1" in kata("check", "half.py", code=2)
+    assert "falta la función make_loader" in kata("run", "half.py", code=2)
+    assert "error de sintaxis" in kata("check", "broken.py", code=2)
+    assert "lanzó un error al importarse" in kata("run", "raises.py", code=2)
     shutil.copy(REFERENCE, work / "zero-grad.py")
     kata("check", "zero-grad.py", "--only", "steps.fresh_grads")
     found = {cmd: english_lines(text) for cmd, text in outputs.items()}

@@ -264,7 +264,8 @@ def _target(source: str, filename: str, what: str, settings: RunSettings | Trace
         try:
             loop = load_loop(source, filename, lab.track if lab is not None else None)
         except LoopFileError as exc:
-            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
+            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message,
+                      **({"es": exc.es} if exc.es else {})})
             return
         rep.send({"event": "loaded"})
         rep.start(what, timeout=settings.timeout)
@@ -304,7 +305,8 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
         name = sources[i][1]
         events = {e.kind: e for e in outcome.events}
         if Kind.FILE_ERROR in events:
-            raise RunFailed(events[Kind.FILE_ERROR].message, file_error=True)
+            error = events[Kind.FILE_ERROR]
+            raise RunFailed(Message(en=error.message, es=error.es or error.message), file_error=True)
         if Kind.FIGURES in events:
             found[i] = events[Kind.FIGURES].figures
             continue
