@@ -193,3 +193,15 @@ def test_the_learners_outputs_in_spanish_hold_no_english_line(runner, tmp_path: 
     kata("check", "zero-grad.py", "--only", "steps.fresh_grads")
     found = {cmd: english_lines(text) for cmd, text in outputs.items()}
     assert {cmd: lines for cmd, lines in found.items() if lines} == {}
+
+
+@pytest.mark.parametrize("args, said", [
+    (["run", "x.py", "--lr", "abc", "--lang", "es"], "Valor no válido para '--lr': 'abc' no es un número decimal"),
+    (["--lang", "es", "next", "--skp"], "No existe la opción '--skp'. ¿Quisiste decir '--skip'?"),
+    (["--lang", "es", "grade"], "Falta el argumento 'DIRECTORY'."),
+    (["--lang", "es", "nxt"], "No existe el comando"),
+], ids=["bad-value", "no-such-option", "missing-argument", "no-such-command"])
+def test_clicks_own_usage_errors_are_spanish_too(runner, args: list[str], said: str) -> None:
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2 and said in result.output, result.output
+    assert "Prueba '" in result.output and english_lines(result.output) == [], result.output

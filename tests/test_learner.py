@@ -632,7 +632,7 @@ CLI_ALLOWED: dict[str, set[str]] = {
     # that write a help page with it when the language is Spanish, found from the command line
     "checker.cli.help_es": {"LANG_KEY", "SHARED_ES", "HELP_ES", "CLICK_ES", "option_name", "spanish_help",
                             "help_lang", "lang_on_command_line", "HelpFormatter", "HelpContext",
-                            "_texts_in_spanish", "_catalogue_path"},
+                            "_texts_in_spanish", "_catalogue_path", "CLICK_ERRORS_ES", "spanish_click_error"},
 }
 
 

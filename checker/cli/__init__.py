@@ -9,7 +9,7 @@ from checker.base.errors import Failure
 from checker.base.i18n import resolve_lang
 from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
-from checker.cli.help_es import LANG_KEY, HelpContext, lang_on_command_line
+from checker.cli.help_es import LANG_KEY, HelpContext, SpanishUsageError, help_lang, lang_on_command_line
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
@@ -45,6 +45,10 @@ class _Kata(click.Group):
             return super().invoke(ctx)
         except ZygoteError as exc:
             raise SandboxUnavailable(str(exc)) from None
+        except click.UsageError as exc:  # click's own: in Spanish when the run is
+            if help_lang(ctx) == "es" and not isinstance(exc, SpanishUsageError):
+                raise SpanishUsageError(exc) from None
+            raise
         except Failure as exc:  # the package's own errors: said as click says its own, in the run's language
             raise Said(exc.render(resolve_lang(ctx.meta.get(LANG_KEY))), exc.exit_code) from None
 

@@ -336,3 +336,56 @@ def _catalogue_path(ctx: click.Context) -> str:
         names.append(ctx.info_name or ctx.command.name or "")
         ctx = ctx.parent
     return " ".join(["kata", *reversed(names)])
+
+
+# click's own usage errors, as it words them, and their Spanish (tried in order, on the whole message)
+CLICK_ERRORS_ES: tuple[tuple[str, str], ...] = (
+    (r"^Invalid value for (.+?): (.*)$", "Valor no válido para {0}: {1}"),
+    (r"^Invalid value: (.*)$", "Valor no válido: {0}"),
+    (r"^(.+?) is not a valid float(?: range)?\.$", "{0} no es un número decimal válido."),
+    (r"^(.+?) is not a valid integer(?: range)?\.$", "{0} no es un número entero válido."),
+    (r"^(.+?) is not in the range (.+?)\.$", "{0} no está en el rango {1}."),
+    (r"^(.+?) is not one of (.+?)\.$", "{0} no es ninguno de {1}."),
+    (r"^No such option:? (\S+?)\.?\s*Did you mean (.+?)\?$", "No existe la opción {0}. ¿Quisiste decir {1}?"),
+    (r"^No such option:? (\S+?)\.?$", "No existe la opción {0}."),
+    (r"^No such command (.+?)\.\s*Did you mean (.+?)\?$", "No existe el comando {0}. ¿Quisiste decir {1}?"),
+    (r"^No such command (.+?)\.$", "No existe el comando {0}."),
+    (r"^Missing argument (.+?)\.$", "Falta el argumento {0}."),
+    (r"^Missing option (.+?)\.$", "Falta la opción {0}."),
+    (r"^Got unexpected extra arguments? \((.+)\)$", "Sobran argumentos ({0})"),
+    (r"^Option (\S+) requires an argument\.$", "La opción {0} necesita un valor."),
+    (r"^Option (\S+) does not take a value\.$", "La opción {0} no lleva valor."),
+    (r"^File (.+?) does not exist\.$", "El archivo {0} no existe."),
+    (r"^Directory (.+?) does not exist\.$", "La carpeta {0} no existe."),
+    (r"^(File|Directory|Path) (.+?) is a directory\.$", "{1} es una carpeta."),
+)
+
+
+def spanish_click_error(message: str) -> str:
+    """One of click's usage messages in Spanish (the parts it recognises; the rest as click wrote them)."""
+    import re
+
+    for pattern, spanish in CLICK_ERRORS_ES:
+        found = re.match(pattern, message, re.S)
+        if found:
+            return spanish.format(*(spanish_click_error(g) for g in found.groups()))
+    return message
+
+
+class SpanishUsageError(click.UsageError):
+    """A usage error of click's, said in Spanish: its usage line, the message, where to find help."""
+
+    def __init__(self, error: click.UsageError):
+        super().__init__(spanish_click_error(error.format_message()), error.ctx)
+        self.exit_code = error.exit_code
+
+    def show(self, file=None) -> None:
+        ctx = self.ctx
+        if ctx is not None:
+            hint = ""
+            if ctx.command.get_help_option(ctx) is not None:
+                option = max(ctx.command.get_help_option_names(ctx), key=len)
+                hint = f"Prueba '{ctx.command_path} {option}' para ver la ayuda.\n"
+            click.echo(f"{ctx.get_usage()}\n{hint}", file=file, err=file is None, color=ctx.color)
+        click.echo(f"Error: {self.format_message()}", file=file, err=file is None,
+                   color=ctx.color if ctx is not None else None)
