@@ -80,7 +80,7 @@ def checks_cmd(as_json, track):
     from checker.base.term import console
 
     table = Table(box=None, pad_edge=False)
-    for column in ("id", "family", "title"):
+    for column in ("id", "familia", "título") if lang == "es" else ("id", "family", "title"):
         table.add_column(column)
     for row in rows:
         table.add_row(row["id"], row["family"], row["title"])
