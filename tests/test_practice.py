@@ -228,11 +228,19 @@ def test_watch_checks_a_practice_kata_and_moves_on(runner, lab, folder: Path) ->
 def test_checking_an_answers_file_by_path_says_what_to_do(runner, folder: Path) -> None:
     slug = PRACTICE["trace"].slug
     assert kata(runner, "next", slug).exit_code == 0
-    for args, needle in ((["check", f"{slug}.toml"], "practice kata's answers"),
-                         (["check", f"{slug}.toml", "--lang", "es"], "respuestas de una kata de práctica"),
+    elsewhere = folder.parent / "elsewhere"  # a copy that is no current kata's file
+    elsewhere.mkdir()
+    (elsewhere / f"{slug}.toml").write_text((folder / f"{slug}.toml").read_text())
+    copy = str(elsewhere / f"{slug}.toml")
+    for args, needle in ((["check", copy], "practice kata's answers"),
+                         (["check", copy, "--lang", "es"], "respuestas de una kata de práctica"),
                          (["run", f"{slug}.toml"], "not a training loop")):
         result = kata(runner, *args)
         assert result.exit_code == 2 and needle in result.output, result.output
+    # the current kata's own answers file, named by its path: compared, and the check counted (issue 21)
+    result = kata(runner, "check", f"{slug}.toml")
+    assert result.exit_code == 1 and "not answered yet" in result.output, result.output
+    assert json.loads((folder / ".kata" / "progress.json").read_text())["katas"][slug]["checks"] == 1
 
 
 def _independent_answers(exercise: str) -> str:

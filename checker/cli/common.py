@@ -46,8 +46,8 @@ def _store(field: str):
                 options = ctx.ensure_object(Options)
             if options is not None:
                 setattr(options, field, value)
-            else:  # a group that keeps its own object (`kata mutants`): the run's meta holds it
-                ctx.meta[f"kata.{field}"] = value
+            # and in the run's meta, which a group keeping its own object (`kata mutants`) leaves alone
+            ctx.meta[f"kata.{field}"] = value
         return value
 
     return callback
