@@ -302,3 +302,73 @@ def test_what_you_changed_in_a_notebook_is_a_diff_of_its_code(tmp_path, runner, 
     diff = result.output.split("What you changed")[1]
     assert "+        optimizer.zero_grad()" in diff
     assert '"source"' not in diff and '\\n"' not in diff, diff
+
+
+SECOND_KATA_TOML = KATA_TOML.replace('"zero-grad-missing"', '"train-mode-missing"').replace(
+    "Test kata title", "Second test kata")
+
+
+def _fixed_notebook(path) -> None:
+    """The learner's session in Jupyter: the fix, a scratch cell added at the top (every cell below is
+    renumbered), every cell run (execution counts, outputs)."""
+    nb = nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "logits = model(x)" in cell.source:
+            cell.source = cell.source.replace("        logits = model(x)",
+                                              "        optimizer.zero_grad()\n        logits = model(x)", 1)
+    nb.cells.insert(1, nbformat.v4.new_code_cell("scratch = 1 + 1"))
+    for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.execution_count = n + 1
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"run {n}\n")]
+    nbformat.write(nb, str(path))
+
+
+def test_a_notebook_kata_checked_by_its_path_is_solved_and_next_moves_on(tmp_path, runner, monkeypatch):
+    """Issue 21: `kata check NAME.ipynb`, as the notebook says, records the solve; `kata next` moves on."""
+    katas, work = tmp_path / "katas", tmp_path / "work"
+    katas.mkdir()
+    work.mkdir()
+    (katas / "010-zero-grad.toml").write_text(KATA_TOML)
+    (katas / "020-train-mode.toml").write_text(SECOND_KATA_TOML)
+    monkeypatch.setenv("KATA_KATAS_DIR", str(katas))
+    monkeypatch.setenv("KATA_LANG", "en")
+    monkeypatch.delenv("KATA_DIR", raising=False)
+    monkeypatch.chdir(work)
+    assert runner.invoke(main, ["next", "--notebook"]).exit_code == 0
+    path = work / "zero-grad.ipynb"
+    assert "kata check zero-grad.ipynb" in nbformat.read(str(path), as_version=4).cells[0].source
+    _fixed_notebook(path)
+    result = runner.invoke(main, ["check", "zero-grad.ipynb"])
+    assert result.exit_code == 0, result.output
+    assert "Solved!" in result.output
+    progress = json.loads((work / ".kata" / "progress.json").read_text())
+    assert progress["katas"]["zero-grad"]["solved"] and progress["katas"]["zero-grad"]["checks"] == 1
+    # the diff is the learner's code: the fix and the added cell, no renumbered cell markers, no outputs
+    diff = result.output.split("What you changed")[1].split("Next:")[0]
+    added = [ln.strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert "+        optimizer.zero_grad()" in diff and "scratch = 1 + 1" in diff, diff
+    assert not any("cell" in ln for ln in diff.splitlines() if ln[:1] in "+-"), diff
+    assert "run 0" not in diff and "execution_count" not in diff
+    assert len(added) <= 4, diff
+    nxt = runner.invoke(main, ["next"])
+    assert nxt.exit_code == 0 and "Second test kata" in nxt.output and "not solved yet" not in nxt.output
+
+
+def test_watch_after_a_notebook_kata_opens_the_next_as_a_notebook(tmp_path, runner, monkeypatch):
+    katas, work = tmp_path / "katas", tmp_path / "work"
+    katas.mkdir()
+    work.mkdir()
+    (katas / "010-zero-grad.toml").write_text(KATA_TOML)
+    (katas / "020-train-mode.toml").write_text(SECOND_KATA_TOML)
+    monkeypatch.setenv("KATA_KATAS_DIR", str(katas))
+    monkeypatch.setenv("KATA_LANG", "en")
+    monkeypatch.delenv("KATA_DIR", raising=False)
+    monkeypatch.chdir(work)
+    assert runner.invoke(main, ["next", "--notebook"]).exit_code == 0
+    _fixed_notebook(work / "zero-grad.ipynb")
+    result = runner.invoke(main, ["watch", "--max-checks", "0"])
+    assert result.exit_code == 0, result.output
+    progress = json.loads((work / ".kata" / "progress.json").read_text())
+    assert progress["katas"]["zero-grad"]["solved"] and progress["current"] == "train-mode"
+    assert progress["katas"]["train-mode"]["file"] == "train-mode.ipynb"
+    assert (work / "train-mode.ipynb").exists() and not (work / "train-mode.py").exists()

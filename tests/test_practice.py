@@ -176,7 +176,9 @@ def test_trace_kata_end_to_end(runner, lab, folder: Path) -> None:
     ('batches = "two"\n', "should be a whole number"),
     ("labels_kept = 1\n", "should be true or false"),
     ("colour = 3\n", "is not a question of this kata"),
-], ids=["not-toml", "not-a-number", "not-a-bool", "unknown-key"])
+    ('batches = "2"\n', "is in quotes (batches = \"2\"), which makes it text; write it without them: batches = 2"),
+    ('labels_kept = "true"\n', "write it without them: labels_kept = true"),
+], ids=["not-toml", "not-a-number", "not-a-bool", "unknown-key", "quoted-number", "quoted-bool"])
 def test_bad_answers_exit_2_with_a_clear_message(runner, folder: Path, text: str, needle: str) -> None:
     slug = PRACTICE["trace"].slug
     assert kata(runner, "next", slug).exit_code == 0
@@ -226,11 +228,19 @@ def test_watch_checks_a_practice_kata_and_moves_on(runner, lab, folder: Path) ->
 def test_checking_an_answers_file_by_path_says_what_to_do(runner, folder: Path) -> None:
     slug = PRACTICE["trace"].slug
     assert kata(runner, "next", slug).exit_code == 0
-    for args, needle in ((["check", f"{slug}.toml"], "practice kata's answers"),
-                         (["check", f"{slug}.toml", "--lang", "es"], "respuestas de una kata de práctica"),
+    elsewhere = folder.parent / "elsewhere"  # a copy that is no current kata's file
+    elsewhere.mkdir()
+    (elsewhere / f"{slug}.toml").write_text((folder / f"{slug}.toml").read_text())
+    copy = str(elsewhere / f"{slug}.toml")
+    for args, needle in ((["check", copy], "practice kata's answers"),
+                         (["check", copy, "--lang", "es"], "respuestas de una kata de práctica"),
                          (["run", f"{slug}.toml"], "not a training loop")):
         result = kata(runner, *args)
         assert result.exit_code == 2 and needle in result.output, result.output
+    # the current kata's own answers file, named by its path: compared, and the check counted (issue 21)
+    result = kata(runner, "check", f"{slug}.toml")
+    assert result.exit_code == 1 and "not answered yet" in result.output, result.output
+    assert json.loads((folder / ".kata" / "progress.json").read_text())["katas"][slug]["checks"] == 1
 
 
 def _independent_answers(exercise: str) -> str:

@@ -8,15 +8,27 @@
 
 from __future__ import annotations
 
+from checker.base.i18n import Message
+
 
 class Failure(Exception):
-    """A command that cannot do what was asked: printed as 'Error: ...' with exit code 1."""
+    """A command that cannot do what was asked: printed as 'Error: ...' with exit code 1.
+
+    ``message`` is text, or a bilingual ``checker.base.i18n.Message`` (filled from ``params``): the command line
+    then says it in the run's language (``render``); ``message`` is always the English text."""
 
     exit_code = 1
 
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Message, **params: object):
+        self.text = message if isinstance(message, Message) else None
+        self.params = params
+        self.message = message if self.text is None else self.render("en")
+        super().__init__(self.message)
+
+    def render(self, lang: str = "en") -> str:
+        if self.text is None:
+            return self.message
+        return self.text.render(lang, **self.params) if self.params else self.text.render(lang)
 
     def format_message(self) -> str:
         return self.message
@@ -31,7 +43,12 @@ class UsageProblem(Failure):
 class LoopFileError(Exception):
     """The file cannot be graded. ``kind`` names why; the message says what to do."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, es: str | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.es = es
+        """The message in Spanish, where it has one."""
+
+    def render(self, lang: str = "en") -> str:
+        return self.es if lang == "es" and self.es else self.message

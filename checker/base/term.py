@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -19,10 +20,14 @@ def console(stderr: bool = False) -> Console:
     from rich.console import Console  # heavy (70 ms): only a command that prints pays it
 
     stream = sys.stderr if stderr else sys.stdout
-    plain = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
+    tty = stream.isatty()
+    plain = bool(os.environ.get("NO_COLOR")) or not tty
+    # off a terminal (a pipe, a file) lines are never wrapped; on one, they wrap between words at its width,
+    # with NO_COLOR as without (only the colours and styles go)
+    width = None if not plain else (shutil.get_terminal_size().columns if tty else 200)
     return Console(
         file=stream, no_color=plain, highlight=False, emoji=False,
-        force_terminal=False if plain else None, soft_wrap=plain, width=None if not plain else 200,
+        force_terminal=False if plain else None, soft_wrap=not tty, width=width,
     )
 
 

@@ -6,9 +6,11 @@ import click
 
 from checker import __version__
 from checker.base.errors import Failure
+from checker.base.i18n import resolve_lang
 from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
 from checker.cli.explore import explore_cmd
+from checker.cli.help_es import LANG_KEY, HelpContext, SpanishUsageError, help_lang, lang_on_command_line
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
@@ -18,15 +20,38 @@ from checker.sandbox.zygote import ZygoteError
 
 class _Kata(click.Group):
     """The group: a sandbox that cannot start, or any error of the package, is said in one line, never as a
-    traceback."""
+    traceback. Every command it holds writes its help in the language of the run (checker.cli.help_es)."""
+
+    context_class = HelpContext
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # before any option is read: `kata next --help --lang es` is a Spanish page, --help coming first
+        lang = lang_on_command_line(args)
+        if lang is not None:
+            ctx.meta[LANG_KEY] = lang
+        return super().parse_args(ctx, args)
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        def spanish_aware(command: click.Command) -> None:
+            if command.context_class is click.Context:
+                command.context_class = HelpContext
+            for sub in getattr(command, "commands", {}).values():
+                spanish_aware(sub)
+
+        spanish_aware(cmd)
+        super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except ZygoteError as exc:
             raise SandboxUnavailable(str(exc)) from None
-        except Failure as exc:  # the package's own errors: said as click says its own
-            raise Said(exc.format_message(), exc.exit_code) from None
+        except click.UsageError as exc:  # click's own: in Spanish when the run is
+            if help_lang(ctx) == "es" and not isinstance(exc, SpanishUsageError):
+                raise SpanishUsageError(exc) from None
+            raise
+        except Failure as exc:  # the package's own errors: said as click says its own, in the run's language
+            raise Said(exc.render(resolve_lang(ctx.meta.get(LANG_KEY))), exc.exit_code) from None
 
 
 class Said(click.ClickException):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from checker.cli.common import (
@@ -40,6 +42,11 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track)
         from checker.learn.learning import check_current
 
         raise SystemExit(check_current(request, current_workdir(None)))
+    from checker.learn.learning import check_current, kata_folder_of
+
+    folder = kata_folder_of(path, current_workdir(None), request.lang)
+    if folder is not None:  # the current kata's own file, named by its path: checked and recorded alike
+        raise SystemExit(check_current(replace(request, path=None), folder))
     from checker.learn.check import check
 
     # a kata's file in the working folder is graded against that kata's track
@@ -73,7 +80,7 @@ def checks_cmd(as_json, track):
     from checker.base.term import console
 
     table = Table(box=None, pad_edge=False)
-    for column in ("id", "family", "title"):
+    for column in ("id", "familia", "título") if lang == "es" else ("id", "family", "title"):
         table.add_column(column)
     for row in rows:
         table.add_row(row["id"], row["family"], row["title"])
@@ -104,10 +111,12 @@ def tracks_cmd(as_json):
     from rich.markup import escape
 
     from checker.base.term import console
+    from checker.learn.messages import TRACK_DETAILS, TRACKS_USE
 
     out = console()
     for row in rows:
         out.print(f"[bold cyan]{escape(row['track'])}[/]  {escape(row['title'])}")
-        out.print(f"  [dim]{escape(row['data'])}, split {row['split']}; {escape(row['model'])}; "
-                  f"protocol {' + '.join(row['protocol'])}; reference {escape(row['reference'])}[/]")
-    out.print("[dim]Use one with --track NAME: kata next, list, run, check, mutants.[/]")
+        details = TRACK_DETAILS.render(lang, data=row["data"], split=row["split"], model=row["model"],
+                                       protocol=" + ".join(row["protocol"]), reference=row["reference"])
+        out.print(f"  [dim]{escape(details)}[/]")
+    out.print(f"[dim]{escape(TRACKS_USE.render(lang))}[/]")

@@ -41,7 +41,13 @@ pass_options = click.make_pass_decorator(Options, ensure=True)
 def _store(field: str):
     def callback(ctx: click.Context, _param: click.Parameter, value):
         if value is not None:
-            setattr(ctx.ensure_object(Options), field, value)
+            options = ctx.find_object(Options)
+            if options is None and ctx.obj is None:
+                options = ctx.ensure_object(Options)
+            if options is not None:
+                setattr(options, field, value)
+            # and in the run's meta, which a group keeping its own object (`kata mutants`) leaves alone
+            ctx.meta[f"kata.{field}"] = value
         return value
 
     return callback
@@ -103,7 +109,8 @@ def current_lang(lang: str | None) -> str:
         ctx = click.get_current_context(silent=True)
         if ctx is not None:  # a command's own --lang, else the one on ctx.obj
             options = ctx.find_object(Options)
-            lang = ctx.params.get("lang") or (options.lang if options is not None else None)
+            lang = (ctx.params.get("lang") or (options.lang if options is not None else None)
+                    or ctx.meta.get("kata.lang"))
     return resolve_lang(lang)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from checker.cli.common import current_lang, lang_option, track_option
+from checker.cli.common import current_lang, lang_option, stored_lang_option, track_option
 
 
 @click.group("mutants")
@@ -22,6 +22,7 @@ from checker.cli.common import current_lang, lang_option, track_option
     help="Read the mutants from this folder instead of the shipped one.",
 )
 @track_option
+@stored_lang_option
 @click.pass_context
 def mutants_group(ctx: click.Context, mutants_dir: str | None, track: str | None) -> None:
     """The broken loops behind the katas, and the proof that the checks catch each one.
@@ -38,6 +39,7 @@ def mutants_group(ctx: click.Context, mutants_dir: str | None, track: str | None
 
 @mutants_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+@stored_lang_option
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List every mutant: id, operator, where it applies, the checks that must kill it."""
@@ -48,6 +50,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @mutants_group.command("show")
 @click.argument("mutant_id", metavar="ID")
+@stored_lang_option
 @click.pass_context
 def show_cmd(ctx: click.Context, mutant_id: str) -> None:
     """Show mutant ID as a unified diff against the reference (coloured on a terminal)."""
@@ -60,6 +63,7 @@ def show_cmd(ctx: click.Context, mutant_id: str) -> None:
 @click.argument("mutant_id", metavar="ID")
 @click.argument("dest", type=click.Path())
 @click.option("--force", is_flag=True, help="Overwrite DEST if it exists.")
+@stored_lang_option
 @click.pass_context
 def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool) -> None:
     """Write mutant ID's loop file to DEST (a file, or a folder to hold ID.py)."""
@@ -115,6 +119,7 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
               help="Write the page here (e.g. docs/katas.md) instead of printing it.")
 @click.option("--katas-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Default: $KATA_KATAS_DIR, else the checkout's katas/.")
+@stored_lang_option
 @click.pass_context
 def doc_cmd(ctx: click.Context, out_path: Path | None, katas_dir: Path | None) -> None:
     """The kata catalogue page (docs/katas.md), generated from the kata and mutant files.
@@ -151,6 +156,7 @@ def doc_cmd(ctx: click.Context, out_path: Path | None, katas_dir: Path | None) -
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @click.option("--no-cache", is_flag=True,
               help="Grade every mutant again (verdicts are cached per mutated source and checker version).")
+@stored_lang_option
 @click.pass_context
 def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_path, quiet, no_cache) -> None:
     """Apply every operator at every sensible place of the reference and list the survivors.

@@ -15,6 +15,7 @@ from checker.cli.common import (
     track_option,
 )
 from checker.grade.runs import RunSettings, TraceSettings, figures_or_usage_error, run_sources
+from checker.learn.messages import TOO_MANY
 from checker.learn.progress import track_for_file
 
 LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutions/loop.py) instead of a file of "
@@ -47,6 +48,7 @@ LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutio
               help="Also save the loss curves, and each run's decision boundary after training, to this PNG file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-epoch history as JSON.")
 @track_option
+@stored_lang_option
 def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, seed, seed_loader, seed_model,
             device, compare, plot, as_json, track):
     """Train with the loop in PATH and show every epoch.
@@ -63,11 +65,10 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
                                         seed_model=seed_model, device=device, boundary=bool(plot))
     chosen = track_for_file(track, path, current_workdir(None))
     if batch_size > chosen.data.n_train:
-        raise click.BadParameter(f"{batch_size} is more than the {chosen.data.n_train} training examples of track "
-                                 f"{chosen.id!r}", param_hint="'--batch-size'")
+        raise UsageProblem(TOO_MANY, option="--batch-size", value=batch_size, n=chosen.data.n_train, track=chosen.id)
     sources = run_sources(path, lesson, compare, track=chosen, lang=current_lang(None))
     lab = prepared_lab(device, chosen)
-    results = figures_or_usage_error(lambda: run_files(sources, settings, lab))
+    results = figures_or_usage_error(lambda: run_files(sources, settings, lab), current_lang(None))
     if plot:
         from checker.learn.plots import save_loss_plot
 
@@ -81,13 +82,14 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
             click.echo(dumps(results[0].history, indent=2))
         return
     if compare:
-        print_compare(results)
+        print_compare(results, current_lang(None))
     else:
-        print_history(results[0])
+        print_history(results[0], current_lang(None))
     if plot:
         from checker.base.term import console
+        from checker.learn.tables import PLOT_SAVED
 
-        console().print(f"plot saved to {plot}")
+        console().print(PLOT_SAVED.render(current_lang(None), path=plot))
 
 
 def run_settings_of(args) -> RunSettings:
@@ -124,11 +126,11 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
     chosen = track_for_file(track, path, current_workdir(None))
     for value, name in ((examples, "--examples"), (batch_size, "--batch-size")):
         if value > chosen.data.n_train:
-            raise click.BadParameter(f"{value} is more than the {chosen.data.n_train} training examples of track "
-                                     f"{chosen.id!r}", param_hint=f"'{name}'")
+            raise UsageProblem(TOO_MANY, option=name, value=value, n=chosen.data.n_train, track=chosen.id)
     sources = run_sources(path, lesson, track=chosen, lang=current_lang(options.lang))
     lab = prepared_lab("cpu", chosen)
-    trace = figures_or_usage_error(lambda: measure(sources, [settings], lab, what="trace"))[0]
+    trace = figures_or_usage_error(lambda: measure(sources, [settings], lab, what="trace"),
+                                   current_lang(options.lang))[0]
     if as_json:
         from checker.base.term import dumps
 

@@ -86,12 +86,13 @@ def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
 
 TRACK_HINT = Message(
     en="make_data's tensors have the shapes of track {other} ({split}), not of {track}: grade it with --track {other}",
-    es="los tensores de make_data tienen las formas de la pista {other} ({split}), no de {track}: evalúalo con "
+    es="los tensores de make_data tienen las formas del recorrido {other} ({split}), no de {track}: evalúalo con "
        "--track {other}",
 )
 PROTOCOL_HINT = Message(
     en="graded against track {track}; a file of another track needs --track NAME (`kata tracks` lists them)",
-    es="evaluado según la pista {track}; un archivo de otra pista necesita --track NOMBRE (`kata tracks` las lista)",
+    es="evaluado según el recorrido {track}; un archivo de otro recorrido necesita --track NOMBRE "
+       "(`kata tracks` los lista)",
 )
 
 

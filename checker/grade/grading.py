@@ -352,7 +352,8 @@ class _Grader:
             st.isolation(event)
             return
         if isinstance(event, FileError) and st.report.error_kind != "tampered":
-            st.report.error_kind, st.report.error = event.error_kind, event.message
+            st.report.error_kind = event.error_kind
+            st.report.error = event.es if self.lang == "es" and event.es else event.message
         elif isinstance(event, Tampered) and st.report.error_kind != "tampered":  # the first says why; it sticks
             st.report.error_kind = "tampered"
             st.report.error = TAMPERED.render(self.lang, file=st.sub.filename, what=", ".join(event.what[:4]))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from checker.base.errors import Failure, UsageProblem
+from checker.base.i18n import Message
 from checker.grade.boundary import (
     BadFigures,
     bounds_around,
@@ -37,10 +38,26 @@ LOAD_TIMEOUT = 20.0
 class RunFailed(Exception):
     """A run did not give its figures; the message says why (the file's own error, a time-out...)."""
 
-    def __init__(self, message: str, *, file_error: bool = False):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Message, *, file_error: bool = False, **params: object):
+        self.text = message if isinstance(message, Message) else Message(en=message, es=message)
+        self.params = params
+        self.message = self.render("en")
+        super().__init__(self.message)
         self.file_error = file_error
+
+    def render(self, lang: str = "en") -> str:
+        return self.text.render(lang, **self.params) if self.params else self.text.render(lang)
+
+
+PATH_OR_LESSON = Message(en="give a loop file (PATH) or --lesson, one of the two",
+                        es="da un archivo de bucle (PATH) o --lesson, una de las dos cosas")
+RUN_RAISED = Message(en="{name}: the run stopped because the loop raised an error\n{error}",
+                     es="{name}: la ejecución se detuvo porque el bucle lanzó un error\n{error}")
+RUN_TAMPERED = Message(en="{name}: the run was stopped: {what}", es="{name}: la ejecución se detuvo: {what}")
+RUN_TIMED_OUT = Message(en="{name}: the run did not finish within {seconds:g} s",
+                        es="{name}: la ejecución no terminó en {seconds:g} s")
+RUN_ENDED = Message(en="{name}: the process running the loop ended early (exit status {status})",
+                    es="{name}: el proceso que ejecutaba el bucle terminó antes de tiempo (estado de salida {status})")
 
 
 @dataclass
@@ -318,7 +335,8 @@ def _target(source: str, filename: str, what: str, settings: RunSettings | Trace
         try:
             loop = load_loop(source, filename, lab.track if lab is not None else None)
         except LoopFileError as exc:
-            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
+            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message,
+                      **({"es": exc.es} if exc.es else {})})
             return
         rep.send({"event": "loaded"})
         rep.start(what, timeout=settings.timeout)
@@ -358,17 +376,18 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
         name = sources[i][1]
         events = {e.kind: e for e in outcome.events}
         if Kind.FILE_ERROR in events:
-            raise RunFailed(events[Kind.FILE_ERROR].message, file_error=True)
+            error = events[Kind.FILE_ERROR]
+            raise RunFailed(Message(en=error.message, es=error.es or error.message), file_error=True)
         if Kind.FIGURES in events:
             found[i] = events[Kind.FIGURES].figures
             continue
         if Kind.RAISED in events:
-            raise RunFailed(f"{name}: the run stopped because the loop raised an error\n{events[Kind.RAISED].error}")
+            raise RunFailed(RUN_RAISED, name=name, error=events[Kind.RAISED].error)
         if Kind.TAMPERED in events:
-            raise RunFailed(f"{name}: the run was stopped: {'; '.join(events[Kind.TAMPERED].what)}")
+            raise RunFailed(RUN_TAMPERED, name=name, what="; ".join(events[Kind.TAMPERED].what))
         if outcome.timed_out_step:
-            raise RunFailed(f"{name}: the run did not finish within {_seconds(settings_list[i]):g} s")
-        raise RunFailed(f"{name}: the process running the loop ended early (exit status {outcome.exit_status})")
+            raise RunFailed(RUN_TIMED_OUT, name=name, seconds=_seconds(settings_list[i]))
+        raise RunFailed(RUN_ENDED, name=name, status=outcome.exit_status)
     return [found[i] for i in range(len(jobs))]
 
 
@@ -393,7 +412,7 @@ def run_sources(path: str | None, lesson: bool, *more: str | None, track=None,
     """(source, filename) for PATH or the lesson's loop (``track``'s reference), then for each further path
     (``lang``: the language of a problem's message)."""
     if lesson == (path is not None):
-        raise UsageProblem("give a loop file (PATH) or --lesson, one of the two")
+        raise UsageProblem(PATH_OR_LESSON.render(lang or "en"))
     if lesson:
         from checker.setting.tracks import get_track
 
@@ -403,11 +422,12 @@ def run_sources(path: str | None, lesson: bool, *more: str | None, track=None,
     return [first, *(read_loop_file(p, lang) for p in more if p)]
 
 
-def figures_or_usage_error(call):
-    """``call()``'s figures; a run that gives none becomes a usage error (exit 2) or a failure (exit 1)."""
+def figures_or_usage_error(call, lang: str = "en"):
+    """``call()``'s figures; a run that gives none becomes a usage error (exit 2) or a failure (exit 1), said in
+    ``lang``."""
     try:
         return call()
     except RunFailed as exc:
         if exc.file_error:
-            raise UsageProblem(exc.message) from None
-        raise Failure(exc.message) from None
+            raise UsageProblem(exc.render(lang)) from None
+        raise Failure(exc.render(lang)) from None

@@ -84,7 +84,8 @@ def _load(source: str, filename: str, rep: Reporter, track=None):
         module = load_loop(source, filename, track)
     except LoopFileError as exc:
         if not refused:  # a refusal already said why the file stopped
-            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
+            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message,
+                      **({"es": exc.es} if exc.es else {})})
         return None
     rep.send({"event": "loaded"})
     return module

@@ -23,7 +23,7 @@ from checker.setting.lab import prepared_lab
 from checker.setting.tracks import Track
 
 KATA_TRACK = Message(en="--track {track}: the current kata, {kata}, belongs to track {own!r}",
-                     es="--track {track}: el kata actual, {kata}, es de la pista {own!r}")
+                     es="--track {track}: la kata actual, {kata}, es del recorrido {own!r}")
 PRACTICE = Message(en="{kata} is a practice kata: its answers are checked by `kata check`, not as a loop",
                    es="{kata} es un kata de práctica: `kata check` comprueba sus respuestas, no un bucle")
 

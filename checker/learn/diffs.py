@@ -1,18 +1,22 @@
 """Differences between two versions of a loop: a unified diff drawn by rich, and the functions that changed.
 
-A notebook is compared as its code cells (``# %% cell N`` then the cell's lines), never as JSON.
+A notebook is compared as its code cells (``# %%`` then the cell's lines), never as JSON: its outputs,
+execution counts, cell ids and the cells' numbers are no part of the comparison.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import re
 
 from rich.syntax import Syntax
 
 from checker.base.errors import LoopFileError
 from checker.base.i18n import Message
 from checker.loopfile.notebook import notebook_to_source
+
+CELL_MARKER = re.compile(r"^# %% cell \d+$")
 
 DIFF_CUT = Message(en="… {n} more diff lines", es="… {n} líneas más de diferencias")
 
@@ -23,9 +27,11 @@ def as_code(text: str, name: str) -> str:
         return text
 
     try:
-        return notebook_to_source(text, name)
+        source = notebook_to_source(text, name)
     except LoopFileError:
         return text
+    # the cells' numbers shift when a cell is added or removed above: the diff shows code, not renumbering
+    return "\n".join(CELL_MARKER.sub("# %%", line) for line in source.split("\n"))
 
 
 def unified(a: str, b: str, a_name: str, b_name: str, context: int = 2) -> list[str]:

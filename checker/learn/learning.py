@@ -51,16 +51,23 @@ def what_next(session: Session, kata: Kata, con) -> None:
 
 
 def loss_curve(report, lang: str, track=None) -> str | None:
-    """A one-line chart of the epoch losses that loss.falls measured (the track's SGD run), if any."""
+    """A one-line chart of the epoch losses of loss.falls's run (the track's SGD run), if any: the train losses
+    the file's fit reported, else (where it reported none as plain numbers) the spy loss's epoch means."""
     import math
 
     from checker.base.term import sparkline
     from checker.setting.tracks import get_track
 
     res = next((c for c in report.checks if c.id == "loss.falls"), None)
-    losses = (getattr(res, "measured", None) or {}).get("losses") if res else None
+    measured = (getattr(res, "measured", None) or {}) if res else {}
+    losses = measured.get("losses")
     if not losses or not all(isinstance(x, int | float) for x in losses):
         return None
+    # the file's own figures (what its fit reported, as `kata run` shows them) where it reported plain numbers
+    reported = measured.get("reported")
+    if isinstance(reported, list) and len(reported) == len(losses) and all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in reported):
+        losses = reported
 
     def shown(x: float) -> str:
         return f"{x:.3f}" if math.isfinite(x) else str(x)
@@ -122,11 +129,8 @@ def after_pass(session: Session, kata: Kata, con, newly: bool) -> None:
         if diff:
             session.tell(con, M.YOUR_CHANGE)
             print_diff(diff, con, lang=session.lang)
-    left = len(session.unsolved())
-    if kata.practice is not None and left:
-        session.tell(con, M.PRACTICE_AFTER, left=left)
-    else:
-        session.tell(con, M.AFTER_PASS if left else M.AFTER_PASS_LAST, left=left)
+    message, params = session.after_pass(kata)
+    session.tell(con, message, **params)
 
 
 def not_yet(session: Session, kata: Kata, con) -> None:
@@ -317,6 +321,29 @@ def file_is_kata(session: Session, path: Path) -> Kata | None:
         return kata if mine.exists() and path.exists() and os.path.samefile(mine, path) else None
     except OSError:
         return None
+
+
+def kata_folder_of(path: str, workdir: str | None, lang: str) -> str | None:
+    """The working folder in which ``path`` is the current kata's file (``workdir``, else the file's own folder
+    when no working folder was chosen), else None: checking that file by its path records it as `kata check`
+    without a path does. A folder without progress, or whose progress cannot be read, is none."""
+    import os
+
+    from checker.learn.progress import PROGRESS_FILE, STATE_DIR, WORKDIR_ENV
+
+    folders = [workdir or os.environ.get(WORKDIR_ENV) or os.getcwd()]
+    if workdir is None and not os.environ.get(WORKDIR_ENV):
+        folders.append(str(Path(path).expanduser().resolve().parent))
+    for folder in folders:
+        try:
+            if not (Path(folder).expanduser() / STATE_DIR / PROGRESS_FILE).is_file():
+                continue
+            session = open_session(folder, lang, need_katas=False)
+        except (UsageProblem, OSError):
+            continue
+        if file_is_kata(session, Path(path).expanduser()) is not None:
+            return str(session.workdir)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ STARTER_BROKEN = Message(
 )
 HEADER = Message(en="Kata {pos}/{total} · {title}", es="Kata {pos}/{total} · {title}")
 HEADER_TRACK = Message(en="Kata {pos}/{total} of track {track} · {title}",
-                       es="Kata {pos}/{total} de la pista {track} · {title}")
+                       es="Kata {pos}/{total} del recorrido {track} · {title}")
 FILE_WRITTEN = Message(en="Your file: {path} (new)", es="Tu archivo: {path} (nuevo)")
 FILE_SAME = Message(en="Your file: {path} (already there, still the starter)",
                     es="Tu archivo: {path} (ya estaba, sigue siendo el inicial)")
@@ -214,4 +214,18 @@ PRACTICE_AFTER = Message(
 PRACTICE_NO_MORE_HINTS = Message(
     en="No more hints: all {total} are above. Run it and look at the figures: {run}",
     es="No hay más pistas: las {total} están arriba. Ejecútalo y mira las cifras: {run}",
+)
+
+TRACK_DETAILS = Message(en="{data}, split {split}; {model}; protocol {protocol}; reference {reference}",
+                        es="{data}, partición {split}; {model}; protocolo {protocol}; referencia {reference}")
+TRACKS_USE = Message(en="Use one with --track NAME: kata next, list, run, check, mutants.",
+                     es="Elige uno con --track NOMBRE: kata next, list, run, check, mutants.")
+TOO_MANY = Message(en="Invalid value for '{option}': {value} is more than the {n} training examples of track {track!r}",
+                   es="Valor no válido para '{option}': {value} es más que los {n} ejemplos de entrenamiento del "
+                      "recorrido {track!r}")
+AFTER_TRACK_DONE = Message(
+    en="Next: `kata solution` compares with the reference. That was the last unsolved kata of track {track}; "
+       "`kata next` opens one of another track ({left} left there, `kata list` shows them).",
+    es="Después: `kata solution` compara con la referencia. Era la última kata sin resolver del recorrido "
+       "{track}; `kata next` abre una de otro recorrido (quedan {left} allí, `kata list` las muestra).",
 )

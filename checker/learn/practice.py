@@ -272,7 +272,36 @@ class WrongType(AnswersError):
         super().__init__(WRONG_TYPE, path=path, key=q.key, want=_want(q, "en"), got=repr(value))
 
     def render(self, lang: str) -> str:
+        unquoted = _unquoted(self.q, self.value)
+        if unquoted is not None:  # `batches = "2"`: the right answer's form, made text by its quotes
+            return QUOTED.render(lang, path=self.path, key=self.q.key, got=_toml(self.value), want=unquoted)
         return WRONG_TYPE.render(lang, path=self.path, key=self.q.key, want=_want(self.q, lang), got=repr(self.value))
+
+
+QUOTED = Message(
+    en="{path}: the answer to {key!r} is in quotes ({key} = {got}), which makes it text; write it without them: "
+       "{key} = {want}",
+    es="{path}: la respuesta a {key!r} está entre comillas ({key} = {got}), lo que la convierte en texto; "
+       "escríbela sin ellas: {key} = {want}",
+)
+
+
+def _toml(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _unquoted(q: Question, value: object) -> str | None:
+    """The answer without its quotes (``"2"`` -> ``2``) when, unquoted, it has the type ``q`` asks for; else None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        parsed = tomllib.loads(f"x = {text}")["x"]
+    except tomllib.TOMLDecodeError:
+        return None
+    return text if _typed(q, parsed) else None
 
 
 # ---------------------------------------------------------------------------------------------

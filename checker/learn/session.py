@@ -22,6 +22,9 @@ from checker.base.errors import UsageProblem
 from checker.base.i18n import Message, resolve_lang
 from checker.catalogue.katas import Kata, KataFileError, UnknownKata, find_kata, load_katas, mutant_text, starter_source
 from checker.learn.messages import (
+    AFTER_PASS,
+    AFTER_PASS_LAST,
+    AFTER_TRACK_DONE,
     CATALOGUE_BROKEN,
     CATALOGUE_EMPTY,
     CURRENT_GONE,
@@ -29,6 +32,7 @@ from checker.learn.messages import (
     HEADER,
     HEADER_TRACK,
     NO_CURRENT,
+    PRACTICE_AFTER,
     STARTER_BROKEN,
     UNKNOWN_KATA,
 )
@@ -94,6 +98,16 @@ class Session:
 
     def unsolved(self) -> list[Kata]:
         return [k for k in self.katas if not self.progress.is_solved(k.slug)]
+
+    def after_pass(self, kata: Kata) -> tuple[Message, dict[str, object]]:
+        """What to say once ``kata`` passes, counting what is left as its header counts: within its track."""
+        left = self.unsolved()
+        mine = [k for k in left if k.track == kata.track]
+        if mine:
+            return (PRACTICE_AFTER if kata.practice is not None else AFTER_PASS), {"left": len(mine)}
+        if left:
+            return AFTER_TRACK_DONE, {"left": len(left), "track": kata.track}
+        return AFTER_PASS_LAST, {}
 
     def status(self, kata: Kata) -> str:
         """'solved', 'current' or 'pending'."""

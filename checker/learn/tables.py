@@ -13,6 +13,15 @@ from checker.base.term import console, fmt, sparkline
 from checker.grade.runs import RunResult
 
 COLUMNS = ("epoch", "lr", "train_loss", "val_loss", "val_acc")
+HEADINGS = {"en": {"epoch": "epoch", "lr": "lr", "train_loss": "train loss", "val_loss": "val loss",
+                   "val_acc": "val acc", "steps": "steps"},
+            "es": {"epoch": "época", "lr": "lr", "train_loss": "pérdida entr.", "val_loss": "pérdida val.",
+                   "val_acc": "acierto val.", "steps": "pasos"}}
+"""The columns' headings in each language (the JSON keeps the English keys)."""
+CURVE_LABELS = {"en": ("train loss", "val loss  "), "es": ("pérdida entr.", "pérdida val. ")}
+NO_FINITE = Message(en="no finite value", es="ningún valor finito")
+WARNING = Message(en="warning:", es="aviso:")
+PLOT_SAVED = Message(en="plot saved to {path}", es="gráfica guardada en {path}")
 
 
 def _cell(row: dict, column: str) -> str:
@@ -23,41 +32,43 @@ def _steps(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def curve_line(label: str, values: list) -> str | None:
+def curve_line(label: str, values: list, lang: str = "en") -> str | None:
     """``label ▇▅▃▂▁  (lo .. hi)``, or None when some value is not a number."""
     if not values or not all(isinstance(v, int | float) for v in values):
         return None
     finite = [v for v in values if math.isfinite(v)]
-    span = f"{min(finite):.3f} .. {max(finite):.3f}" if finite else "no finite value"
+    span = f"{min(finite):.3f} .. {max(finite):.3f}" if finite else NO_FINITE.render(lang)
     return f"{label} {sparkline(values)}  ({span})"
 
 
-def print_history(result: RunResult) -> None:
+def print_history(result: RunResult, lang: str = "en") -> None:
     out = console()
+    heading = HEADINGS["es" if lang == "es" else "en"]
     table = Table(title=escape(result.name), title_justify="left", box=None, pad_edge=False)
     for col in COLUMNS:
-        table.add_column(col.replace("_", " "), justify="right")
-    table.add_column("steps", justify="right")
+        table.add_column(heading[col], justify="right")
+    table.add_column(heading["steps"], justify="right")
     steps = result.steps or [None] * len(result.history)
     for row, n in zip(result.history, steps, strict=False):
         table.add_row(*(_cell(row, c) for c in COLUMNS), _steps(n))
     out.print(table)
-    for key, label in (("train_loss", "train loss"), ("val_loss", "val loss  ")):
-        line = curve_line(label, [row.get(key) for row in result.history])
+    for key, label in zip(("train_loss", "val_loss"), CURVE_LABELS["es" if lang == "es" else "en"], strict=True):
+        line = curve_line(label, [row.get(key) for row in result.history], lang)
         if line:
             out.print(line)
     for warning in result.warnings:
-        out.print(f"[yellow]warning:[/] {escape(warning)}")
+        out.print(f"[yellow]{WARNING.render(lang)}[/] {escape(warning)}")
 
 
-def print_compare(results: list[RunResult]) -> None:
+def print_compare(results: list[RunResult], lang: str = "en") -> None:
     out = console()
+    heading = HEADINGS["es" if lang == "es" else "en"]
     a, b = results
     table = Table(box=None, pad_edge=False)
-    table.add_column("epoch", justify="right")
+    table.add_column(heading["epoch"], justify="right")
     for key in COLUMNS[1:]:
         for tag in ("A", "B"):
-            table.add_column(f"{key.replace('_', ' ')} {tag}", justify="right")
+            table.add_column(f"{heading[key]} {tag}", justify="right")
     for ra, rb in zip(a.history, b.history, strict=False):
         cells = [str(ra.get("epoch"))]
         for key in COLUMNS[1:]:
@@ -65,8 +76,9 @@ def print_compare(results: list[RunResult]) -> None:
         table.add_row(*cells)
     out.print(f"A = {escape(a.name)}\nB = {escape(b.name)}")
     out.print(table)
+    label = CURVE_LABELS["es" if lang == "es" else "en"][0]
     for tag, result in (("A", a), ("B", b)):
-        out.print(f"train loss {tag} {sparkline([r.get('train_loss') for r in result.history])}")
+        out.print(f"{label} {tag} {sparkline([r.get('train_loss') for r in result.history])}")
 
 
 TRACE_HEAD = Message(en="{n} examples (numbered 0..{last}, labels {labels}), batch_size={size}",

@@ -182,10 +182,13 @@ class Watch:
         left = len(session.unsolved())
         nxt, _ = choose_next(session, skip=False) if left else (None, False)
         if self.stay or nxt is None:
-            session.tell(out, M.AFTER_PASS if left else M.AFTER_PASS_LAST, left=left)
+            message, params = session.after_pass(self.kata)
+            session.tell(out, message, **params)
             return None
 
-        path, _ = open_kata(session, nxt)
+        # a notebook kata is followed by a notebook (a practice kata's answers file has no notebook form)
+        notebook = self.target.suffix == ".ipynb" and nxt.practice is None
+        path, _ = open_kata(session, nxt, filename=f"{nxt.slug}.ipynb" if notebook else None)
         out.print("")
         present(session, nxt, out)
         session.tell(out, M.WATCH_MOVED, "cyan", path=shown_path(path))

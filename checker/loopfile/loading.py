@@ -27,19 +27,23 @@ def read_source(path: str | Path) -> tuple[str, str]:
     """Return ``(source, filename)`` for a loop file (``.py`` or ``.ipynb``), or raise LoopFileError."""
     p = Path(path)
     if not p.exists():
-        raise LoopFileError("not_found", f"{p}: no such file")
+        raise LoopFileError("not_found", f"{p}: no such file", f"{p}: no existe ese archivo")
     if p.is_dir():
-        raise LoopFileError("not_file", f"{p} is a directory; give the path of a .py or .ipynb loop file")
+        raise LoopFileError("not_file", f"{p} is a directory; give the path of a .py or .ipynb loop file",
+                            f"{p} es una carpeta; da la ruta de un archivo de bucle .py o .ipynb")
     if not p.is_file():
-        raise LoopFileError("not_file", f"{p} is not a regular file")
+        raise LoopFileError("not_file", f"{p} is not a regular file", f"{p} no es un archivo normal")
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise LoopFileError("unreadable", f"{p}: cannot read it ({exc.strerror})") from None
+        raise LoopFileError("unreadable", f"{p}: cannot read it ({exc.strerror})",
+                            f"{p}: no se puede leer ({exc.strerror})") from None
     if len(data) > MAX_SOURCE_BYTES:
-        raise LoopFileError("too_big", f"{p} is {len(data):,} bytes; a loop file is at most {MAX_SOURCE_BYTES:,}")
+        raise LoopFileError("too_big", f"{p} is {len(data):,} bytes; a loop file is at most {MAX_SOURCE_BYTES:,}",
+                            f"{p} ocupa {len(data):,} bytes; un archivo de bucle ocupa como mucho {MAX_SOURCE_BYTES:,}")
     if b"\0" in data:
-        raise LoopFileError("binary", f"{p} is a binary file, not Python source")
+        raise LoopFileError("binary", f"{p} is a binary file, not Python source",
+                            f"{p} es un archivo binario, no código Python")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -49,7 +53,8 @@ def read_source(path: str | Path) -> tuple[str, str]:
 
         text = notebook_to_source(text, str(p))
     if not text.strip():
-        raise LoopFileError("empty", f"{p} is empty; a loop file defines the protocol functions")
+        raise LoopFileError("empty", f"{p} is empty; a loop file defines the protocol functions",
+                            f"{p} está vacío; un archivo de bucle define las funciones del protocolo")
     return text, str(p)
 
 
@@ -73,13 +78,18 @@ def compile_source(source: str, filename: str) -> types.CodeType:
             caret = "\n    " + " " * max(exc.offset - 1 - indent, 0) + "^"
             line = stripped
         shown = f"\n    {line}{caret}" if line else ""
-        raise LoopFileError("syntax", f"{where}: syntax error: {exc.msg}{shown}") from None
+        raise LoopFileError("syntax", f"{where}: syntax error: {exc.msg}{shown}",
+                            f"{where}: error de sintaxis: {exc.msg}{shown}") from None
 
 
-def learner_traceback(exc: BaseException, filename: str) -> str:
-    """The traceback of ``exc`` trimmed to the frames in the learner's file."""
+TRACEBACK_HEAD = Message(en="Traceback (your file's frames only):",
+                         es="Traceback (solo los marcos de tu archivo):")
+
+
+def learner_traceback(exc: BaseException, filename: str, lang: str = "en") -> str:
+    """The traceback of ``exc`` trimmed to the frames in the learner's file (its heading in ``lang``)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-    lines = ["Traceback (your file's frames only):"] if frames else []
+    lines = [TRACEBACK_HEAD.render(lang)] if frames else []
     formatted = zip(traceback.format_list(frames), frames, strict=True)
     lines += [_in_cell(line.rstrip("\n"), frame, filename) for line, frame in formatted]
     lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc)]
@@ -112,14 +122,20 @@ def load_module(source: str, filename: str) -> types.ModuleType:
             "exit",
             f"{filename} called exit({exc.code!r}) while being imported; "
             "move that into `if __name__ == \"__main__\":`",
+            f"{filename} llamó a exit({exc.code!r}) al importarse; "
+            "pon eso dentro de `if __name__ == \"__main__\":`",
         ) from None
     except ModuleNotFoundError as exc:
+        shown, mostrado = learner_traceback(exc, filename), learner_traceback(exc, filename, "es")
         raise LoopFileError(
-            "import", f"{filename} imports {exc.name!r}, which is not installed\n{learner_traceback(exc, filename)}"
+            "import", f"{filename} imports {exc.name!r}, which is not installed\n{shown}",
+            f"{filename} importa {exc.name!r}, que no está instalado\n{mostrado}",
         ) from None
     except Exception as exc:
+        shown, mostrado = learner_traceback(exc, filename), learner_traceback(exc, filename, "es")
         raise LoopFileError(
-            "import", f"{filename} raised an error while being imported\n{learner_traceback(exc, filename)}"
+            "import", f"{filename} raised an error while being imported\n{shown}",
+            f"{filename} lanzó un error al importarse\n{mostrado}",
         ) from None
     return module
 
@@ -129,14 +145,22 @@ def protocol_problems(module: types.ModuleType, track=None) -> list[str]:
 
     ``track``: a ``checker.setting.tracks.Track`` whose protocol the file follows (default: protocol v1).
     """
+    return [problem.en for problem in _problems(module, track)]
+
+
+def _problems(module: types.ModuleType, track=None) -> list[Message]:
+    """``protocol_problems``, each in English and Spanish."""
     problems = []
     for spec in (FUNCTIONS if track is None else tuple(track.functions.values())):
         fn = getattr(module, spec.name, None)
         if fn is None:
-            problems.append(f"missing function {spec.name}: expected {spec.signature}")
+            problems.append(Message(en=f"missing function {spec.name}: expected {spec.signature}",
+                                    es=f"falta la función {spec.name}: se espera {spec.signature}"))
             continue
         if not callable(fn):
-            problems.append(f"{spec.name} is a {type(fn).__name__}, not a function: expected {spec.signature}")
+            kind = type(fn).__name__
+            problems.append(Message(en=f"{spec.name} is a {kind}, not a function: expected {spec.signature}",
+                                    es=f"{spec.name} es un {kind}, no una función: se espera {spec.signature}"))
             continue
         try:
             sig = inspect.signature(fn)
@@ -146,17 +170,22 @@ def protocol_problems(module: types.ModuleType, track=None) -> list[str]:
         try:
             sig.bind(*args, **kwargs)
         except TypeError as exc:
-            problems.append(f"{spec.name}{sig} cannot be called as {spec.signature}: {exc}")
+            problems.append(Message(en=f"{spec.name}{sig} cannot be called as {spec.signature}: {exc}",
+                                    es=f"{spec.name}{sig} no se puede llamar como {spec.signature}: {exc}"))
     return problems
 
 
 def validate_module(module: types.ModuleType, filename: str, track=None) -> None:
-    problems = protocol_problems(module, track)
+    problems = _problems(module, track)
     if problems:
-        which = "loop protocol v1" if track is None or track.protocol == ("v1",) else (
-            f"the protocol of track {track.id!r} ({' + '.join(track.protocol)})")
+        if track is None or track.protocol == ("v1",):
+            which = Message(en="loop protocol v1", es="el protocolo de bucle v1")
+        else:
+            which = Message(en=f"the protocol of track {track.id!r} ({' + '.join(track.protocol)})",
+                            es=f"el protocolo del recorrido {track.id!r} ({' + '.join(track.protocol)})")
         raise LoopFileError(
-            "protocol", f"{filename} does not follow {which}:\n" + "\n".join(f"  - {p}" for p in problems)
+            "protocol", f"{filename} does not follow {which.en}:\n" + "\n".join(f"  - {p.en}" for p in problems),
+            f"{filename} no sigue {which.es}:\n" + "\n".join(f"  - {p.es}" for p in problems),
         )
 
 
@@ -185,5 +214,5 @@ def read_loop_file(path: str, lang: str | None = None) -> tuple[str, str]:
         source, filename = read_source(path)
         compile_source(source, filename)
     except LoopFileError as exc:
-        raise UsageProblem(exc.message) from None
+        raise UsageProblem(exc.render(resolve_lang(lang))) from None
     return source, filename

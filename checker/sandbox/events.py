@@ -95,6 +95,8 @@ class Raised:
 class FileError:
     error_kind: str
     message: str
+    es: str | None = None
+    """The message in Spanish, where the file's error has one."""
     kind = Kind.FILE_ERROR
 
 
@@ -212,7 +214,7 @@ _FIELDS: dict[Kind, tuple[frozenset[str], frozenset[str]]] = {
     Kind.LOADED: (frozenset(), frozenset()),
     Kind.MEASURED: (frozenset({"check", "measured"}), frozenset({"seconds"})),
     Kind.RAISED: (frozenset({"check", "type", "error"}), frozenset({"seconds"})),
-    Kind.FILE_ERROR: (frozenset({"kind", "message"}), frozenset()),
+    Kind.FILE_ERROR: (frozenset({"kind", "message"}), frozenset({"es"})),
     Kind.TAMPERED: (frozenset({"what"}), frozenset()),
     Kind.INTERNAL_ERROR: (frozenset({"error"}), frozenset()),
     Kind.HISTORY: (frozenset({"history", "warnings"}), frozenset()),
@@ -262,7 +264,8 @@ def _build(kind: Kind, d: dict[str, Any]) -> Event:
         return Raised(_name(d["check"], "check"), _name(d["type"], "type"), _text(d["error"], "error"),
                       _seconds(d.get("seconds", 0.0), "seconds"))
     if kind is Kind.FILE_ERROR:
-        return FileError(_name(d["kind"], "kind"), _text(d["message"], "message"))
+        return FileError(_name(d["kind"], "kind"), _text(d["message"], "message"),
+                         _text(d["es"], "es") if "es" in d else None)
     if kind is Kind.TAMPERED:
         return Tampered(_texts(d["what"], "what"))
     if kind is Kind.INTERNAL_ERROR:

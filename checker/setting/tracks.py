@@ -434,8 +434,16 @@ def track_named(name: str | None, path: str | None = None) -> Track:
     """
     try:
         if name:
-            return get_track(name)
+            known = all_tracks()
+            if name not in known:
+                raise UsageProblem(NO_SUCH_TRACK, name=name, known=", ".join(known))
+            return known[name]
         found = track_of_path(Path(path)) if path else None
         return found or get_track()
     except TrackError as exc:
         raise UsageProblem(f"--track: {exc}") from None
+
+
+NO_SUCH_TRACK = Message(en="--track: no track called {name!r} (known: {known}; `kata tracks` describes them)",
+                        es="--track: no hay ningún recorrido llamado {name!r} (los que hay: {known}; "
+                           "`kata tracks` los describe)")
