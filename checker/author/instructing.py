@@ -44,6 +44,7 @@ from checker.grade.gradebook import (
 )
 from checker.grade.request import CheckRequest
 from checker.mutation.verify import run_verify
+from checker.setting.course import refuse_package_write
 from checker.setting.lab import prepared_lab
 from checker.setting.tracks import TrackError, all_tracks, get_track, track_named
 
@@ -247,6 +248,8 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
 
     mdir = resolve_dir(mutants_dir, track)
     kdir = resolve_katas_dir(katas_dir, track)
+    refuse_package_write(mdir, "kata new (the mutant)")
+    refuse_package_write(kdir, "kata new (the kata)")
 
     if not target:
         raise UsageProblem("--target is required: the code to break, as written in solutions/loop.py "
@@ -284,7 +287,7 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
     out.print("Next: replace the TODO texts in both files, then run")
     env = f"KATA_MUTANTS_DIR={mutants_dir} " if mutants_dir is not None else ""
     env += f"KATA_KATAS_DIR={katas_dir} " if katas_dir is not None else ""
-    on_track = f" --track {track.id}" if track is not None and track.id != "moons" else ""
+    on_track = f" --track {track.id}" if track is not None else ""
     out.print(f"  {escape(env)}kata new --check {escape(slug)}{escape(on_track)}")
 
 
@@ -352,7 +355,10 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
         if not result.reference.passed:
             out.print("[red]✗[/] " + escape(say("ref_fails", problems="; ".join(result.problems[:3]))))
             return 1
-        record_proofs(mutants_dir, result.results, reference)
+        refuse_package_write(mutants_dir, "kata new --check (its proofs.json)")
+        if record_proofs(mutants_dir, result.results, reference) is None:
+            raise UsageProblem(f"cannot write {mutants_dir / 'proofs.json'}: the proof was not kept (is the folder "
+                               f"read-only?)")
         if not problems:
             out.print("[green]✓[/] " + escape(say("killed", mid=mutant.id)))
         for problem in problems:

@@ -98,13 +98,26 @@ def lang_option(fn):
 
 def current_lang(lang: str | None) -> str:
     """``lang``, else the running command's --lang, else one given to the `kata` group, else $KATA_LANG,
-    else the locale."""
+    else the course's language (kata.toml), else the locale."""
     if lang is None:
         ctx = click.get_current_context(silent=True)
         if ctx is not None:  # a command's own --lang, else the one on ctx.obj
             options = ctx.find_object(Options)
             lang = ctx.params.get("lang") or (options.lang if options is not None else None)
+    if lang is None and not os.environ.get("KATA_LANG"):  # the course's language (kata.toml), else the locale
+        lang = course_language()
     return resolve_lang(lang)
+
+
+def course_language() -> str | None:
+    """The ``language`` of the course folder (kata.toml) the command runs in, else None."""
+    from checker.setting.course import CourseError, find_course
+
+    try:
+        course = find_course()
+    except CourseError:
+        return None
+    return course.language if course is not None else None
 
 
 def current_workdir(workdir: str | None) -> str | None:

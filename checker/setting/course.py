@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.base.errors import UsageProblem
-from checker.base.i18n import LANGS
+from checker.base.i18n import LANGS, Message, resolve_lang
 from checker.base.toml import STRINGS, TABLE, TEXT, Field, read_toml, refuse_unknown, take
 
 COURSE_FILE = "kata.toml"
@@ -148,11 +148,17 @@ def in_package(path: Path) -> bool:
     return real == PACKAGE or PACKAGE in real.parents
 
 
+IN_PACKAGE = Message(
+    en="{what}: {path} is inside the installed kata package, where the next upgrade would lose it; work in a "
+       "course folder instead (a folder with a kata.toml whose track files name their own mutants and katas "
+       "folders: CONTRIBUTING.md, \"A course folder\") and give --track NAME",
+    es="{what}: {path} está dentro del paquete kata instalado, donde la próxima actualización lo perdería; "
+       "trabaja en una carpeta de curso (una carpeta con un kata.toml cuyos archivos de pista nombran sus propias "
+       "carpetas de mutantes y katas: CONTRIBUTING.md, \"A course folder\") y da --track NOMBRE",
+)
+
+
 def refuse_package_write(path: Path, what: str) -> None:
     """A UsageProblem (exit 2) when ``path``, where ``what`` would be written, lies in the installed package."""
     if in_package(path):
-        raise UsageProblem(
-            f"{what}: {path} is inside the installed kata package, where an upgrade would lose it; write into a "
-            f"course folder instead: a folder with a {COURSE_FILE} (see CONTRIBUTING.md, \"A course folder\"), "
-            f"its track files naming their own mutants and katas folders, and run the command there with "
-            f"--track NAME")
+        raise UsageProblem(IN_PACKAGE.render(resolve_lang(), what=what, path=path))
