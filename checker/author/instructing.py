@@ -89,6 +89,32 @@ def check_ids(only: tuple[str, ...], track=None) -> list[str]:
         raise UsageProblem(f"unknown check id(s): {exc.args[0]}") from None
 
 
+BLIND_SPOT = Message(
+    en="warning: the course's checks cannot catch mutant {mid} ({title}): only {checks} kill it, and the course does "
+       "not count them, so a file with that bug can score full marks",
+    es="aviso: las comprobaciones del curso no pueden detectar el mutante {mid} ({title}): solo lo matan {checks}, y "
+       "el curso no las cuenta, así que un archivo con ese fallo puede sacar la nota máxima",
+)
+
+
+def blind_spots(counted, track, lang: str) -> list[str]:
+    """A warning for each known mutant of ``track`` that none of the ``counted`` checks kills (its declared
+    killers, less those its proof says missed it): a file with that bug would score full marks."""
+    counted = set(counted)
+    try:
+        mutants = load_mutants(track.mutants_dir)
+    except MutantFileError:
+        return []
+    proofs = load_proofs(track.mutants_dir)
+    out = []
+    for mid, mutant in sorted(mutants.items()):
+        proof = proofs.get(mid)
+        killers = [c for c in mutant.killed_by if proof is None or c not in proof.missing]
+        if killers and not counted & set(killers):
+            out.append(BLIND_SPOT.render(lang, mid=mid, title=mutant.title, checks=", ".join(killers)))
+    return out
+
+
 def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, workers: int, timeout: float | None,
                 only: tuple[str, ...], force: bool, lang: str, track: str | None = None,
                 secret: bytes | None = None) -> None:
@@ -122,6 +148,8 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
             course = load_course(course_path, list(REGISTRY), track=chosen)
         except CourseFileError as exc:
             raise UsageProblem(str(exc)) from None
+        for line in blind_spots(course.check_ids, chosen, lang):
+            console(stderr=True).print(line, style="yellow", markup=False, highlight=False)
     else:
         course = Course.equal(check_ids(only, chosen))
     try:

@@ -28,7 +28,8 @@ def _ask(question: str) -> str | None:
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Folder for grades.csv, results.json and feedback/ (created if missing).")
 @click.option("--course", "course_path", type=click.Path(path_type=Path), default=None,
-              help="A course file (TOML): the checks that count and their points, what to read.")
+              help="A course file (TOML), or a course folder (its kata.toml): the checks that count and their "
+                   "points, what to read.")
 @click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Submissions graded at the same time (one core each).")
 @click.option("--timeout", type=click.FloatRange(min=0.5), default=None,

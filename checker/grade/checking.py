@@ -70,18 +70,19 @@ def ungradable_report(path: str):
     return None
 
 
-def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
+def emit_report(report, fmt: str, lang: str, verbose: bool = False, weights=None) -> None:
+    """Print ``report`` as ``fmt``; ``weights``: check id -> points (a course's), shown in every format."""
     from checker.base.term import console
     from checker.grade import formats
 
     if fmt == "json":
-        echo(formats.render_json(report))
+        echo(formats.render_json(report, weights))
     elif fmt == "gradescope":
-        echo(formats.render_gradescope(report, lang))
+        echo(formats.render_gradescope(report, lang, weights))
     elif fmt == "junit":
-        echo(formats.render_junit(report, lang))
+        echo(formats.render_junit(report, lang, weights))
     else:
-        formats.render_text(report, console(), lang, verbose=verbose)
+        formats.render_text(report, console(), lang, verbose=verbose, weights=weights)
 
 
 TRACK_HINT = Message(

@@ -52,6 +52,7 @@ from checker.grade.grading import PASS, Report, Submission, grade
 from checker.grade.request import CheckRequest
 from checker.loopfile.loading import compile_source, read_source
 from checker.sandbox.jobs import Limits
+from checker.setting.course import COURSE_FILE, PYPROJECT, CourseError, parse_course
 from checker.setting.tracks import hidden_paths
 
 SUFFIXES = (".py", ".ipynb")
@@ -197,7 +198,8 @@ COURSE_SCHEMA = (
 
 
 def load_course(path: Path, known: Sequence[str], track=None) -> Course:
-    """A course file (TOML), validated; CourseFileError names the file and the field.
+    """A course file (TOML), or a course folder (a directory, its kata.toml or pyproject.toml: the same fields in
+    it), validated; CourseFileError names the file and the field.
 
     ::
 
@@ -209,11 +211,24 @@ def load_course(path: Path, known: Sequence[str], track=None) -> Course:
         "steps.fresh_grads" = "Lesson 4, section 4"
     """
 
-    if not path.is_file():
+    path = Path(path)
+    if path.is_dir() or path.name in (COURSE_FILE, PYPROJECT):  # a course folder: its kata.toml's weights
+        try:
+            folder = parse_course(path)
+        except CourseError as exc:
+            raise CourseFileError(str(exc)) from None
+        data = {k: v for k, v in folder.raw.items() if k in {f.name for f in COURSE_SCHEMA}}
+        where = str(folder.file)
+        if not data.get("points"):
+            raise CourseFileError(f"{where}: no [points]: list the checks that count and what each is worth "
+                                  f"(docs/grading.md, \"The course file\")")
+        path = folder.file
+    elif not path.is_file():
         raise CourseFileError(f"{path}: no such course file")
-    data = read_toml(path, CourseFileError)
-    where = str(path)
-    refuse_unknown(data, {f.name for f in COURSE_SCHEMA}, where, CourseFileError)
+    else:
+        data = read_toml(path, CourseFileError)
+        where = str(path)
+        refuse_unknown(data, {f.name for f in COURSE_SCHEMA}, where, CourseFileError)
     values = take(data, COURSE_SCHEMA, where, CourseFileError)
     points, reading = values["points"], values["read"] or {}
     if not points:
