@@ -11,6 +11,7 @@ from checker.cli.common import (
     session_options,
     stored_lang_option,
     track_option,
+    use_course,
 )
 from checker.grade.checking import FORMATS, emit_report
 from checker.grade.request import CheckRequest
@@ -37,6 +38,7 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track,
 
     Exit status: 0 every check passes, 1 some check fails, 2 the file cannot be graded.
     """
+    use_course(course)
     request = CheckRequest(path=path, track=track, device=device, lang=current_lang(None), only=only,
                            timeout=timeout, secret=secret, format="json" if as_json else fmt, verbose=verbose,
                            course=course)

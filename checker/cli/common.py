@@ -89,6 +89,20 @@ def secret_option(fn):
     )(fn)
 
 
+def use_course(path) -> None:
+    """``--course PATH``: when PATH is a course folder (or its kata.toml), its tracks and default track are known
+    wherever the command runs, as with ``$KATA_COURSE`` (a folder inside another course keeps its own)."""
+    from pathlib import Path
+
+    from checker.setting.course import COURSE_ENV, COURSE_FILE, PYPROJECT
+
+    if path is None:
+        return
+    path = Path(path)
+    if path.is_dir() or path.name in (COURSE_FILE, PYPROJECT):
+        os.environ[COURSE_ENV] = str(path.resolve())
+
+
 def lang_option(fn):
     return click.option(
         "--lang", type=click.Choice(LANGS), default=None,

@@ -66,6 +66,9 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
         "steps.fresh_grads" = "Lesson 4, section 4"
     """
     from checker.author.instructing import grade_class
+    from checker.cli.common import use_course
+
+    use_course(course_path)
 
     grade_class(directory, out_dir, course_path=course_path, workers=workers, timeout=timeout, only=only,
                 force=force, lang=current_lang(lang), track=track, secret=secret)

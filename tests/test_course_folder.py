@@ -1,0 +1,211 @@
+"""A course folder (checker/setting/course.py): a kata.toml found from the working folder upwards names the
+course's tracks, default track, language and weights; a track's data may be a dataset bundled with
+scikit-learn, a file the course ships, or the reference's own make_data; `kata new` and `verify` write into
+the course, never into the installed package; `kata check --course` weighs every format.
+
+The end-to-end test adds an iris track (load_iris, standardised on the training split) in a course folder
+under tmp_path, outside the repository, by following CONTRIBUTING.md alone: no edit to checker/.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from checker.setting.tracks import TrackError, arrays_of, parse_track
+
+ROOT = Path(__file__).resolve().parent.parent
+
+IRIS = """id = "iris"
+order = 5
+protocol = ["v1"]
+reference = "solutions/iris/loop.py"
+mutants = "mutants/iris"
+katas = "katas/iris"
+
+[title]
+en = "Iris: a bundled dataset"
+es = "Iris: un conjunto de datos incluido"
+
+[data]
+dataset = "load_iris"
+n_samples = 150
+n_val = 30
+standardize = true
+
+[model]
+widths = [4, 16, 3]
+
+[thresholds]
+converge_epochs = 30
+converge_acc = 0.8
+converge_reached = 0.9
+epochs = 20
+batch_size = 16
+"""
+
+COURSE = """title = "Iris course"
+track = "iris"
+
+[points]
+"data.lesson" = 2
+"steps.fresh_grads" = 5
+"loss.falls" = 1
+"""
+
+ZERO_GRAD = """id = "zero-grad-missing"
+title = "optimizer.zero_grad() is missing"
+description = "Gradients add up across batches, so every step uses the sum of all the gradients so far."
+killed_by = ["steps.fresh_grads"]
+documented_in = "pitfalls article, table of mistakes: no optimizer.zero_grad() before backward()"
+operator = "delete_statement"
+function = "train_epoch"
+target = "optimizer.zero_grad()"
+"""
+
+UNSEEDED = """id = "loader-unseeded"
+title = "the loader's generator is not seeded"
+description = "The order of the batches changes from run to run."
+killed_by = ["loader.order"]
+documented_in = "lesson, section 3: a seeded loader"
+operator = "delete_statement"
+function = "make_loader"
+target = "generator = torch.Generator().manual_seed(seed)"
+"""
+
+KATA = """mutant = "zero-grad-missing"
+
+[title]
+en = "Petals that will not settle"
+es = "Pétalos que no se asientan"
+
+[story]
+en = "Predict first: with SGD at lr 0.1, should the loss ever climb back? It reads 1.5 at some epoch."
+es = "Primero, predice: con SGD y lr 0.1, ¿debería volver a subir la pérdida? Marca 1.5 en alguna época."
+
+[[hints]]
+en = "What is each update made of: this batch's gradient alone, or more?"
+es = "¿De qué está hecha cada actualización: solo del gradiente de este lote, o de algo más?"
+
+[[hints]]
+en = "backward() adds into .grad; something must clear it once per batch."
+es = "backward() suma sobre .grad; algo debe vaciarlo una vez por lote."
+
+[read]
+en = "PyTorch docs: torch.optim.Optimizer.zero_grad."
+es = "Documentación de PyTorch: torch.optim.Optimizer.zero_grad."
+
+[symptom]
+kind = "check_fails"
+check = "steps.fresh_grads"
+quotes_text = ["1.5"]
+"""
+
+
+def iris_reference() -> str:
+    """solutions/loop.py turned into the iris setting, as CONTRIBUTING's step 2 says."""
+    src = (ROOT / "solutions" / "loop.py").read_text(encoding="utf-8")
+    for old, new in (("from sklearn.datasets import make_moons", "from sklearn.datasets import load_iris"),
+                     ("from sklearn.model_selection import train_test_split",
+                      "from sklearn.model_selection import train_test_split\nfrom sklearn.preprocessing import "
+                      "StandardScaler"),
+                     ("X, y = make_moons(n_samples=200, noise=0.2, random_state=seed)",
+                      "X, y = load_iris(return_X_y=True)"),
+                     ("test_size=50", "test_size=30"),
+                     ("    # Features as float32", "    scaler = StandardScaler().fit(X_train)\n"
+                      "    X_train, X_val = scaler.transform(X_train), scaler.transform(X_val)\n"
+                      "    # Features as float32"),
+                     ("nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))",
+                      "nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))")):
+        assert old in src, old
+        src = src.replace(old, new)
+    return src
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def kata(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("KATA_TRACKS", "KATA_COURSE", "KATA_LANG")}
+    return subprocess.run([sys.executable, "-m", "checker", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**clean, "NO_COLOR": "1", **(env or {})}, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """A course folder outside the repository: kata.toml, the iris track, its reference, mutants and kata."""
+    root = tmp_path_factory.mktemp("course")
+    _write(root / "kata.toml", COURSE)
+    _write(root / "tracks" / "iris.toml", IRIS)
+    _write(root / "solutions" / "iris" / "loop.py", iris_reference())
+    _write(root / "mutants" / "iris" / "zero-grad-missing.toml", ZERO_GRAD)
+    _write(root / "mutants" / "iris" / "loader-unseeded.toml", UNSEEDED)
+    _write(root / "katas" / "iris" / "010-petals-that-will-not-settle.toml", KATA)
+    return root
+
+
+def test_a_course_track_on_a_bundled_dataset_end_to_end(course, tmp_path):
+    before = {p.relative_to(ROOT / "checker"): p.read_bytes() for p in (ROOT / "checker").rglob("*.py")}
+    # the course's tracks are found from any folder inside it; its default track is iris
+    inside = course / "solutions"
+    tracks = {row["track"]: row for row in json.loads(kata("tracks", "--json", cwd=inside).stdout)}
+    assert tracks["iris"]["data"] == "load_iris(), standardised on the training split"
+    assert tracks["iris"]["split"] == "120/30" and "moons" in tracks
+
+    verify = kata("mutants", "verify", "--seeds", "1", "-q", "--track", "iris", cwd=course)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    proofs = json.loads((course / "mutants" / "iris" / "proofs.json").read_text())
+    assert proofs["proofs"]["zero-grad-missing"]["status"] == "Killed"
+    assert proofs["proofs"]["loader-unseeded"]["status"] == "Killed"
+
+    # learners: the kata is listed and opened under the course's track; its file fails, the reference passes
+    (tmp_path / "me").mkdir()
+    work = ["--dir", str(tmp_path / "me")]
+    listed = json.loads(kata("list", "--json", "--track", "iris", *work, cwd=course).stdout)
+    assert [row["kata"] for row in listed] == ["petals-that-will-not-settle"]
+    opened = kata("next", "--track", "iris", "--json", *work, cwd=course)
+    assert opened.returncode == 0, opened.stderr
+    assert json.loads(opened.stdout)["kata"] == "petals-that-will-not-settle"
+    failing = kata("check", "--json", *work, cwd=course)
+    assert failing.returncode == 1, failing.stderr
+    statuses = {c["id"]: c["status"] for c in json.loads(failing.stdout)["checks"]}
+    assert statuses["steps.fresh_grads"] == "fail" and statuses["data.lesson"] == "pass"
+
+    # a class graded against the course's track and weights: the reference passes, the mutants fail
+    subs = tmp_path / "class"
+    _write(subs / "alice.py", iris_reference())
+    exported = kata("mutants", "export", "zero-grad-missing", str(subs / "bob.py"), cwd=course)
+    assert exported.returncode == 0, exported.stderr
+    graded = kata("grade", str(subs), "-o", str(tmp_path / "out"), "--course", str(course), cwd=course)
+    assert graded.returncode == 0, graded.stderr
+    # the course counts no check that kills the unseeded loader: kata grade says so
+    assert "loader-unseeded" in graded.stderr and "loader.order" in graded.stderr
+    assert "zero-grad-missing" not in graded.stderr
+    rows = {r["submission"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
+    assert rows["alice.py"]["passed"] == "true" and rows["bob.py"]["passed"] == "false"
+    assert float(rows["bob.py"]["points"]) == 2.0 and float(rows["alice.py"]["max_points"]) == 8.0
+
+    # Gradescope gets the course's weights: each test's max_score is its check's points
+    scoped = kata("check", str(subs / "bob.py"), "--format", "gradescope", "--course", str(course), cwd=tmp_path)
+    assert scoped.returncode == 1, scoped.stderr
+    results = json.loads(scoped.stdout)
+    worth = {t["extra_data"]["check"]: (t["score"], t["max_score"]) for t in results["tests"]}
+    # (without zero_grad the summed gradients also make the loss climb: loss.falls fails too)
+    assert worth == {"data.lesson": (2.0, 2.0), "steps.fresh_grads": (0.0, 5.0), "loss.falls": (0.0, 1.0)}
+    assert results["score"] == 2.0
+    junit = kata("check", str(subs / "bob.py"), "--format", "junit", "--course", str(course), cwd=tmp_path)
+    assert '<property name="max_points" value="8" />' in junit.stdout
+
+    after = {p.relative_to(ROOT / "checker"): p.read_bytes() for p in (ROOT / "checker").rglob("*.py")}
+    assert before == after
