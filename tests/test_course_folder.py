@@ -209,3 +209,152 @@ def test_a_course_track_on_a_bundled_dataset_end_to_end(course, tmp_path):
 
     after = {p.relative_to(ROOT / "checker"): p.read_bytes() for p in (ROOT / "checker").rglob("*.py")}
     assert before == after
+
+
+# ------------------------------------------------------------------ the data sources, one by one
+
+TRACK = """id = "{id}"
+order = 9
+protocol = ["v1"]
+reference = "solutions/{id}/loop.py"
+mutants = "mutants/{id}"
+katas = "katas/{id}"
+[title]
+en = "t"
+es = "t"
+[data]
+{data}
+[model]
+widths = [{features}, 8, {classes}]
+"""
+
+
+def _track(tmp_path: Path, data: str, *, features: int = 4, classes: int = 3, name: str = "t"):
+    path = _write(tmp_path / "tracks" / f"{name}.toml", TRACK.format(id=name, data=data, features=features,
+                                                                     classes=classes))
+    return parse_track(path, tmp_path)
+
+
+def test_a_bundled_dataset_scaled_and_split_as_a_learner_would_write_it(tmp_path):
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    track = _track(tmp_path, 'dataset = "load_digits"\nn_samples = 1797\nn_val = 297\nscale = 0.0625',
+                   features=64, classes=10)
+    assert track.data.call() == "load_digits() * 0.0625" and track.data.n_train == 1500
+    X, y = load_digits(return_X_y=True)
+    X_tr, X_va, y_tr, y_va = train_test_split(X / 16.0, y, test_size=297, random_state=0, stratify=y)
+    data = track.split(0)
+    assert torch.equal(data.X_train, torch.tensor(X_tr, dtype=torch.float32))
+    assert torch.equal(data.y_val, torch.tensor(y_va, dtype=torch.int64))
+    assert float(data.X_train.max()) == 1.0
+
+
+def test_standardisation_is_fitted_on_the_training_split_alone(tmp_path):
+    from sklearn.datasets import load_wine
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    track = _track(tmp_path, 'dataset = "load_wine"\nn_samples = 178\nn_val = 38\nstandardize = true', features=13)
+    X, y = load_wine(return_X_y=True)
+    X_tr, X_va, _, _ = train_test_split(X, y, test_size=38, random_state=0, stratify=y)
+    scaler = StandardScaler().fit(X_tr)
+    data = track.split(0)
+    assert torch.allclose(data.X_train, torch.tensor(scaler.transform(X_tr), dtype=torch.float32), atol=1e-6)
+    assert torch.allclose(data.X_val, torch.tensor(scaler.transform(X_va), dtype=torch.float32), atol=1e-6)
+    assert abs(float(data.X_val.mean())) > 1e-3  # the validation part keeps the training part's centre
+
+
+@pytest.mark.parametrize("kind", ["csv", "npz"])
+def test_a_file_the_course_ships_beside_the_track_file(tmp_path, kind):
+    from checker.setting.lab import Lab
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 4)), np.repeat([0, 1], 20)
+    folder = tmp_path / "tracks"
+    folder.mkdir()
+    if kind == "csv":
+        np.savetxt(folder / "points.csv", np.column_stack([X, y]), delimiter=",", header="a,b,c,d,label",
+                   comments="")
+    else:
+        np.savez(folder / "points.npz", X=X, y=y)
+    track = _track(tmp_path, f'file = "points.{kind}"\nn_samples = 40\nn_val = 10', classes=2)
+    assert track.data.trusted and track.data.call() == f"points.{kind} (40 rows)"
+    lab = Lab(track=track)
+    with pytest.raises(TrackError, match="read only in kata's own process"):
+        lab.data  # noqa: B018 - never computed where the track's folder would be hidden
+    lab.load_trusted()
+    restored = __import__("pickle").loads(__import__("pickle").dumps(lab))  # as a child receives it
+    data = restored.data
+    assert data.X_train.shape == (30, 4) and data.y_val.dtype == torch.int64
+    assert sorted(torch.cat([data.y_train, data.y_val]).tolist()) == sorted(y.tolist())
+
+
+def test_the_references_own_make_data(tmp_path):
+    _write(tmp_path / "solutions" / "r" / "loop.py", iris_reference())
+    track = _track(tmp_path, 'source = "reference"\nn_samples = 150\nn_val = 30', name="r")
+    parts = arrays_of(track.data)
+    assert [p.shape for p in parts] == [(120, 4), (120,), (30, 4), (30,)]
+    wrong = _track(tmp_path, 'source = "reference"\nn_samples = 150\nn_val = 50', name="r")
+    with pytest.raises(TrackError, match="120/30 rows"):
+        arrays_of(wrong.data)
+
+
+@pytest.mark.parametrize("data, says", [
+    ('generator = "make_moons"\ndataset = "load_iris"\nn_samples = 150\nn_val = 30', "exactly one of"),
+    ('n_samples = 150\nn_val = 30', "exactly one of"),
+    ('dataset = "fetch_covtype"\nn_samples = 150\nn_val = 30', "nothing is downloaded"),
+    ('file = "missing.csv"\nn_samples = 150\nn_val = 30', "no such file"),
+    ('file = "data.json"\nn_samples = 150\nn_val = 30', ".csv or an .npz"),
+    ('source = "elsewhere"\nn_samples = 150\nn_val = 30', "the only source"),
+])
+def test_a_bad_data_table_names_the_field(tmp_path, data, says):
+    with pytest.raises(TrackError, match=says):
+        _track(tmp_path, data)
+
+
+def test_a_dataset_of_another_size_than_declared_is_said_when_loaded(tmp_path):
+    track = _track(tmp_path, 'dataset = "load_iris"\nn_samples = 160\nn_val = 30')
+    with pytest.raises(TrackError, match="has 150 rows, but the track declares n_samples = 160"):
+        arrays_of(track.data)
+
+
+# ------------------------------------------------------------------ the course folder itself
+
+def test_the_course_is_found_from_the_working_folder_upwards(course, tmp_path, monkeypatch):
+    from checker.setting.course import CourseError, find_course, parse_course
+
+    monkeypatch.delenv("KATA_COURSE", raising=False)
+    monkeypatch.chdir(course / "solutions" / "iris")
+    found = find_course()
+    assert found.root == course.resolve() and found.track == "iris" and found.has_points
+    monkeypatch.chdir(tmp_path)
+    assert find_course() is None
+    _write(tmp_path / "py" / "pyproject.toml", '[project]\nname = "x"\n[tool.kata]\nlanguage = "es"\n')
+    assert parse_course(tmp_path / "py").language == "es"
+    _write(tmp_path / "bad" / "kata.toml", 'language = "fr"\n')
+    with pytest.raises(CourseError, match="field `language`"):
+        parse_course(tmp_path / "bad")
+    _write(tmp_path / "bad2" / "kata.toml", 'tracks = ["nowhere"]\n')
+    with pytest.raises(CourseError, match="not a folder"):
+        parse_course(tmp_path / "bad2")
+
+
+def test_nothing_is_written_into_the_installed_package(tmp_path):
+    inside = ROOT / "checker" / "_data" / "mutants"
+    proc = kata("new", "x-y", "--slug", "a-b", "--target", "optimizer.zero_grad()", "--killed-by",
+                "steps.fresh_grads", "--mutants-dir", str(inside), "--katas-dir", str(tmp_path / "k"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "inside the installed kata package" in proc.stderr and "kata.toml" in proc.stderr
+    assert not inside.exists() and not (tmp_path / "k").exists()
+    proc = kata("mutants", "--mutants-dir", str(inside), "verify", "--only", "x", cwd=tmp_path)
+    assert proc.returncode == 2
+
+
+def test_a_course_language_is_the_default(course, tmp_path):
+    es = _write(tmp_path / "es" / "kata.toml", 'language = "es"\n').parent
+    english = json.loads(kata("tracks", "--json", cwd=tmp_path, env={"LANG": "C"}).stdout)
+    spanish = json.loads(kata("tracks", "--json", cwd=es, env={"LANG": "C"}).stdout)
+    assert english[0]["title"] == "Two moons: the lesson's loop" and spanish[0]["title"] != english[0]["title"]
+    again = json.loads(kata("tracks", "--json", "--lang", "en", cwd=es, env={"LANG": "C"}).stdout)
+    assert again[0]["title"] == english[0]["title"]  # --lang still wins

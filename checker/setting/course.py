@@ -43,7 +43,8 @@ COURSE_FIELDS = (
     Field("title", TEXT, required=False, doc="the course's name (feedback files)"),
     Field("language", TEXT, required=False, doc="en or es: the course's default language"),
     Field("track", TEXT, required=False, doc="the default track of commands run in the course"),
-    Field("tracks", STRINGS, required=False, doc="folders of track files, relative to the course folder"),
+    Field("tracks", STRINGS, required=False, doc="folders of track files, relative to the course folder "
+          "(default: its tracks/ folder, if it has one)"),
     Field("points", TABLE, required=False, doc="check id = points: the course's weights"),
     Field("read", TABLE, required=False, doc="check id = what to read when it fails"),
 )
@@ -57,7 +58,7 @@ class CourseFolder:
     title: str | None = None
     language: str | None = None
     track: str | None = None
-    tracks: tuple[str, ...] = ("tracks",)
+    tracks: tuple[str, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """The whole table (``points``, ``read``, ``title``: the course's weights, read by the grade layer)."""
 
@@ -98,8 +99,9 @@ def parse_course(path: Path) -> CourseFolder:
     language = values["language"]
     if language is not None and language not in LANGS:
         raise CourseError(f"{where}: field `language` is {language!r} (use {' or '.join(LANGS)})")
-    tracks = tuple(values["tracks"] or ("tracks",))
     root = path.resolve().parent
+    # no `tracks` field: the course's tracks/ folder, where there is one
+    tracks = tuple(values["tracks"] or (("tracks",) if (root / "tracks").is_dir() else ()))
     for name in tracks:
         if not (root / name).is_dir():
             raise CourseError(f"{where}: field `tracks`: {root / name} is not a folder")
