@@ -195,6 +195,8 @@ def test_a_course_track_on_a_bundled_dataset_end_to_end(course, tmp_path):
     rows = {r["submission"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
     assert rows["alice.py"]["passed"] == "true" and rows["bob.py"]["passed"] == "false"
     assert float(rows["bob.py"]["points"]) == 2.0 and float(rows["alice.py"]["max_points"]) == 8.0
+    feedback = (tmp_path / "out" / "feedback" / "bob.py.md").read_text()
+    assert "`kata next petals-that-will-not-settle --track iris`" in feedback  # the course's kata, not moons'
 
     # Gradescope gets the course's weights: each test's max_score is its check's points
     scoped = kata("check", str(subs / "bob.py"), "--format", "gradescope", "--course", str(course), cwd=tmp_path)

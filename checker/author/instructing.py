@@ -178,7 +178,7 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
             on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
         )
     try:
-        written = write_gradebook(reports, course, out_dir, lang=lang, hashes=hashes)
+        written = write_gradebook(reports, course, out_dir, lang=lang, hashes=hashes, track=chosen)
     except OSError as exc:
         raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
     print_summary(reports, lang, time.monotonic() - started, out_dir)

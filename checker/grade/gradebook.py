@@ -53,7 +53,7 @@ from checker.grade.request import CheckRequest
 from checker.loopfile.loading import compile_source, read_source
 from checker.sandbox.jobs import Limits
 from checker.setting.course import COURSE_FILE, PYPROJECT, CourseError, parse_course
-from checker.setting.tracks import hidden_paths
+from checker.setting.tracks import TrackError, hidden_paths
 
 SUFFIXES = (".py", ".ipynb")
 OUTPUT_FILES = ("grades.csv", "results.json")
@@ -287,7 +287,8 @@ FEEDBACK = {
     "failed": Message(en="What did not pass", es="Lo que no pasó"),
     "measured": Message(en="What was measured", es="Lo que se midió"),
     "read": Message(en="What to read", es="Qué leer"),
-    "practise": Message(en="Practise it with `kata next {slug}`.", es="Practícalo con `kata next {slug}`."),
+    "practise": Message(en="Practise it with `kata next {slug}{on_track}`.",
+                        es="Practícalo con `kata next {slug}{on_track}`."),
     "status": Message(en="status", es="estado"),
     "points": Message(en="{points} point(s)", es="{points} punto(s)"),
     "passed": Message(en="What passed", es="Lo que pasó"),
@@ -296,21 +297,23 @@ FEEDBACK = {
 
 
 def readings(lang: str, katas: Sequence[Any] | None = None,
-             mutants: dict | None = None) -> dict[str, tuple[str, str]]:
-    """Check id -> (kata slug, its [read] text): the first kata (in order) whose mutant that check kills."""
+             mutants: dict | None = None, track=None) -> dict[str, tuple[str, str]]:
+    """Check id -> (kata slug, its [read] text, the track): the first kata (in order) of the graded ``track``
+    (default: moons) whose mutant that check kills."""
     if katas is None or mutants is None:
         try:
             from checker.catalogue.katas import load_katas
-            from checker.catalogue.mutants import load_mutants
+            from checker.catalogue.mutants import load_mutants, resolve_dir
 
-            katas, mutants = load_katas(), load_mutants()
-        except ValueError:  # a broken catalogue only costs the suggestions
+            katas = load_katas(track=track.id if track is not None else "moons")
+            mutants = load_mutants(resolve_dir(None, track) if track is not None else None)
+        except (ValueError, OSError, TrackError):  # a broken catalogue only costs the suggestions
             return {}
     out: dict[str, tuple[str, str]] = {}
     for kata in katas:
         mutant = mutants.get(getattr(kata, "mutant", None) or "")
         for cid in mutant.killed_by if mutant else ():
-            out.setdefault(cid, (kata.slug, kata.read.render(lang)))
+            out.setdefault(cid, (kata.slug, kata.read.render(lang), getattr(kata, "track", None) or "moons"))
     return out
 
 
@@ -345,7 +348,8 @@ def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[s
             if what or kata:
                 lines += [f"{say['read'](lang)}: {what or kata[1]}"]
                 if kata:
-                    lines += ["", say["practise"](lang, slug=kata[0])]
+                    on_track = f" --track {kata[2]}" if len(kata) > 2 and kata[2] != "moons" else ""
+                    lines += ["", say["practise"](lang, slug=kata[0], on_track=on_track)]
                 lines.append("")
     elif report.error is None and report.checks:
         lines += [say["all"](lang), ""]
@@ -563,7 +567,7 @@ class Written:
 
 
 def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *, lang: str = "en",
-                    hashes: dict[str, str] | None = None) -> Written:
+                    hashes: dict[str, str] | None = None, track=None) -> Written:
     """Every output, computed first and then written, each file atomically (a temporary file in OUT,
     renamed over the old one): grades.csv and results.json are never left half-written. ``hashes``
     (``file_hashes``): each file's SHA-256, kept in results.json to tell next time which files changed."""
@@ -571,7 +575,7 @@ def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *,
     previous = load_previous(out_dir)
     changes = compare(previous, results) if previous is not None else None
     files = file_states(previous, results) if previous is not None else None
-    reading = readings(lang)
+    reading = readings(lang, track=track)
     texts: dict[Path, str] = {
         out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading) for r in reports
     }
