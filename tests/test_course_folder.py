@@ -360,3 +360,35 @@ def test_a_course_language_is_the_default(course, tmp_path):
     assert english[0]["title"] == "Two moons: the lesson's loop" and spanish[0]["title"] != english[0]["title"]
     again = json.loads(kata("tracks", "--json", "--lang", "en", cwd=es, env={"LANG": "C"}).stdout)
     assert again[0]["title"] == english[0]["title"]  # --lang still wins
+
+
+# ------------------------------------------------------------------ the track found from the file
+
+def test_a_file_of_another_track_is_graded_against_it_from_any_folder(tmp_path):
+    """Checked from a folder no track owns, a three-classes file is graded against three-classes (found from its
+    data's shapes), the note said first; never a moons verdict."""
+    path = _write(tmp_path / "blobs.py", (ROOT / "solutions" / "three-classes" / "loop.py").read_text())
+    proc = kata("check", str(path), "--only", "data.lesson", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("graded against track three-classes") and "240/60" in first
+    as_json = kata("check", str(path), "--only", "data.lesson", "--json", cwd=tmp_path)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["passed"] is True
+    assert "three-classes" in as_json.stderr  # the note, kept out of the JSON on stdout
+    # a file that follows no track's protocol: exit 2, the --track hint first
+    _write(tmp_path / "half.py", "def make_data(seed=0):\n    return None\n")
+    half = kata("check", str(tmp_path / "half.py"), cwd=tmp_path)
+    assert half.returncode == 2 and "needs --track NAME" in half.stderr.splitlines()[0], half.stderr
+
+
+def test_kata_grade_says_when_a_submission_follows_another_track(course, tmp_path):
+    """A moons loop handed in on the iris assignment (same protocol): the grade stands, and kata grade and the
+    feedback file say the file follows track moons."""
+    subs = tmp_path / "class"
+    _write(subs / "moons.py", (ROOT / "solutions" / "loop.py").read_text())
+    graded = kata("grade", str(subs), "-o", str(tmp_path / "out"), "--track", "iris", "--only", "data.lesson",
+                  cwd=course)
+    assert graded.returncode == 0, graded.stderr
+    assert "make_data gives the shapes of track moons (150/50)" in " ".join(graded.stderr.split())
+    feedback = (tmp_path / "out" / "feedback" / "moons.py.md").read_text()
+    assert "not those of track iris" in feedback

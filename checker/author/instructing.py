@@ -36,6 +36,7 @@ from checker.grade.gradebook import (
     existing_outputs,
     file_hashes,
     find_submissions,
+    follows_other_track,
     grade_folder,
     kept_secret,
     load_course,
@@ -182,6 +183,11 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
     except OSError as exc:
         raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
     print_summary(reports, lang, time.monotonic() - started, out_dir)
+    for report in reports:
+        note = follows_other_track(report, chosen, lang)
+        if note:
+            console(stderr=True).print(f"{Path(report.file).name}: {note}", style="yellow", markup=False,
+                                       highlight=False)
     if written.changes is not None:
         print_changes(written.changes, lang, out_dir, written.file_states)
     if made:

@@ -50,6 +50,8 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track,
 
     # a kata's file in the working folder is graded against that kata's track
     outcome = check(request, workdir=current_workdir(None))
+    if outcome.note:  # said first: which track the file was graded against
+        click.echo(outcome.note, err=request.format != "text")
     emit_report(outcome.report, request.format, request.lang, verbose, weights=outcome.weights)
     if outcome.hint:
         click.echo(outcome.hint)

@@ -317,13 +317,35 @@ def readings(lang: str, katas: Sequence[Any] | None = None,
     return out
 
 
-def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]]) -> str:
-    """One student's feedback file: the score, what failed with the measured message, and what to read."""
+FOLLOWS = Message(
+    en="Note: this file's make_data gives the shapes of track {other} ({split}), not those of track {track}, which "
+       "this assignment is graded on: it seems to follow another exercise",
+    es="Nota: el make_data de este archivo da las formas de la pista {other} ({split}), no las de la pista {track}, "
+       "con la que se evalúa esta tarea: parece seguir otro ejercicio",
+)
+
+
+def follows_other_track(report: Report, track, lang: str) -> str | None:
+    """The note for a submission whose data has another track's shapes (``track``: the one graded), else None."""
+    from checker.grade.checking import track_by_data
+
+    other = track_by_data(report, track) if track is not None else None
+    if other is None:
+        return None
+    return FOLLOWS.render(lang, other=other.id, track=track.id, split=f"{other.data.n_train}/{other.data.n_val}")
+
+
+def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]],
+                      note: str | None = None) -> str:
+    """One student's feedback file: the score, what failed with the measured message, and what to read;
+    ``note``: said first (the file follows another track)."""
     name = Path(report.file).name
     say = {k: m.render for k, m in FEEDBACK.items()}
     lines = [f"# {say['title'](lang, name=name)}", ""]
     if course.title:
         lines += [f"*{course.title}*", ""]
+    if note:
+        lines += [f"**{note}**", ""]
     passed = [c for c in report.checks if c.passed]
     earned = points_of(report, course)
     percent = 100 * earned / course.max_points if course.max_points else 0.0
@@ -577,7 +599,9 @@ def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *,
     files = file_states(previous, results) if previous is not None else None
     reading = readings(lang, track=track)
     texts: dict[Path, str] = {
-        out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading) for r in reports
+        out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading,
+                                                                  follows_other_track(r, track, lang))
+        for r in reports
     }
     if changes is not None:
         texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []), lang, files)

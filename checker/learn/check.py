@@ -13,7 +13,14 @@ from pathlib import Path
 from checker.base.errors import UsageProblem
 from checker.base.i18n import Message
 from checker.catalogue.katas import Kata
-from checker.grade.checking import grade_request, track_hint, ungradable_report
+from checker.grade.checking import (
+    FOUND_BY_DATA,
+    PROTOCOL_HINT,
+    grade_request,
+    track_by_data,
+    track_hint,
+    ungradable_report,
+)
 from checker.grade.gradebook import Course, CourseFileError, load_course
 from checker.grade.grading import Report
 from checker.grade.request import CheckRequest
@@ -48,6 +55,9 @@ class CheckOutcome:
     """Only some checks ran (--only): a pass does not solve the kata."""
     course: Course | None = None
     """--course: the course whose [points] chose the checks and weigh them (every format shows them)."""
+    note: str | None = None
+    """When the file was found to follow another track than the one guessed (its data's shapes): which one it
+    was graded against; said before the report."""
 
     @property
     def weights(self) -> dict[str, float] | None:
@@ -132,9 +142,28 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
             lab = labs[key]
         report = grade_request(request_file, track, lab)
     guessed = kata is None and request.track is None
+    note = None
+    if guessed and report.error is None:
+        other = track_by_data(report, track)
+        if other is not None:  # the file follows another track: graded against it, never judged by this one
+            note = FOUND_BY_DATA.render(request.lang, other=other.id, track=track.id,
+                                        split=f"{other.data.n_train}/{other.data.n_val}")
+            if course is not None:
+                course = course_of(request.course, other, request.lang)
+                request_file = replace(request_file, only=tuple(course.check_ids))
+            track = other
+            lab = None
+            if labs is not None:
+                lab = labs.setdefault((request.device, track.id), prepared_lab(request.device, track))
+            report = grade_request(request_file, track, lab)
+    if guessed and report.error_kind == "protocol" and request.format in ("text", "json"):
+        # not a file of this track: say so first, exit 2, rather than a verdict of the wrong track
+        raise UsageProblem(f"{PROTOCOL_HINT.render(request.lang, track=track.id)}\n{report.error}")
     hint = track_hint(report, track, request.lang) if guessed and request.format == "text" else None
+    if note is not None:
+        hint = None
     return CheckOutcome(report=report, track=track, path=path, kata=kata, hint=hint, only=bool(request_file.only),
-                        course=course)
+                        course=course, note=note)
 
 
 COURSE_AND_ONLY = Message(
