@@ -392,3 +392,21 @@ def test_kata_grade_says_when_a_submission_follows_another_track(course, tmp_pat
     assert "make_data gives the shapes of track moons (150/50)" in " ".join(graded.stderr.split())
     feedback = (tmp_path / "out" / "feedback" / "moons.py.md").read_text()
     assert "not those of track iris" in feedback
+
+
+def test_a_large_tensor_is_compared_through_digests_a_sample_and_means():
+    """reference.make_data sends a real dataset's features compactly: equal data agrees, reordered rows are
+    told apart from other values, and a changed value shows in the difference."""
+    from checker.checks.reference import FULL_VALUES, _same_rows, _values_diff, _values_of
+
+    X = torch.rand(1500, 64, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    assert X.numel() > FULL_VALUES
+    mine = _values_of(X.reshape(-1), 64)
+    assert "values" not in mine and len(mine["sample"]) < 2000
+    assert _values_diff(_values_of(X.clone().reshape(-1), 64), mine) == 0.0
+    shuffled = _values_of(X[torch.randperm(1500, generator=torch.Generator().manual_seed(1))].reshape(-1), 64)
+    assert _values_diff(shuffled, mine) > 0.1 and _same_rows(shuffled, mine)
+    scaled = _values_of((X * 16).reshape(-1), 64)
+    assert _values_diff(scaled, mine) > 1 and not _same_rows(scaled, mine)
+    small = torch.rand(10, 2, dtype=torch.float64)
+    assert "values" in _values_of(small.reshape(-1), 2)
