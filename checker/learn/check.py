@@ -154,7 +154,9 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
             track = other
             lab = None
             if labs is not None:
-                lab = labs.setdefault((request.device, track.id), prepared_lab(request.device, track))
+                if (request.device, track.id) not in labs:
+                    labs[(request.device, track.id)] = prepared_lab(request.device, track)
+                lab = labs[(request.device, track.id)]
             report = grade_request(request_file, track, lab)
     if guessed and report.error_kind == "protocol" and request.format in ("text", "json"):
         # not a file of this track: say so first, exit 2, rather than a verdict of the wrong track
