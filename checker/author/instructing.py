@@ -91,10 +91,10 @@ def check_ids(only: tuple[str, ...], track=None) -> list[str]:
 
 
 BLIND_SPOT = Message(
-    en="warning: the course's checks cannot catch mutant {mid} ({title}): only {checks} kill it, and the course does "
-       "not count them, so a file with that bug can score full marks",
-    es="aviso: las comprobaciones del curso no pueden detectar el mutante {mid} ({title}): solo lo matan {checks}, y "
-       "el curso no las cuenta, así que un archivo con ese fallo puede sacar la nota máxima",
+    en="warning: the course's checks cannot catch mutant {mid} ({title}): it is killed only by {checks}, which the "
+       "course does not count, so a file with that bug can score full marks",
+    es="aviso: las comprobaciones del curso no pueden detectar el mutante {mid} ({title}): solo lo mata {checks}, "
+       "que el curso no cuenta, así que un archivo con ese fallo puede sacar la nota máxima",
 )
 
 
