@@ -410,3 +410,14 @@ def test_a_large_tensor_is_compared_through_digests_a_sample_and_means():
     assert _values_diff(scaled, mine) > 1 and not _same_rows(scaled, mine)
     small = torch.rand(10, 2, dtype=torch.float64)
     assert "values" in _values_of(small.reshape(-1), 2)
+
+
+def test_kata_run_takes_the_tracks_batch_size(course):
+    """iris declares batch_size = 16: `kata run` steps 8 times over its 120 training examples, 4 at 32."""
+    def steps(*flags: str) -> str:
+        proc = kata("run", "--lesson", "--epochs", "1", *flags, cwd=course)
+        assert proc.returncode == 0, proc.stderr
+        row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("1 "))
+        return row.split()[-1]
+
+    assert steps() == "8" and steps("--batch-size", "32") == "4"
