@@ -163,8 +163,10 @@ def test_a_course_track_on_a_bundled_dataset_end_to_end(course, tmp_path):
     assert tracks["iris"]["data"] == "load_iris(), standardised on the training split"
     assert tracks["iris"]["split"] == "120/30" and "moons" in tracks
 
-    verify = kata("mutants", "verify", "--seeds", "1", "-q", "--track", "iris", cwd=course)
+    verify = kata("mutants", "verify", "--seeds", "1", "-q", "--track", "iris", "--json", str(tmp_path / "v.json"),
+                  cwd=course)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert list(json.loads((tmp_path / "v.json").read_text())["files"]) == ["solutions/iris/loop.py"]
     proofs = json.loads((course / "mutants" / "iris" / "proofs.json").read_text())
     assert proofs["proofs"]["zero-grad-missing"]["status"] == "Killed"
     assert proofs["proofs"]["loader-unseeded"]["status"] == "Killed"
@@ -421,3 +423,16 @@ def test_kata_run_takes_the_tracks_batch_size(course):
         return row.split()[-1]
 
     assert steps() == "8" and steps("--batch-size", "32") == "4"
+
+
+def test_a_drafts_commands_name_its_track(course):
+    """The commands a draft's reasons give (`kata new --check`, `kata mutants verify --only`) carry --track."""
+    from checker.catalogue.katas import parse_kata
+    from checker.catalogue.mutants import load_mutants
+    from checker.catalogue.proofs import draft_reasons
+
+    kata_ = parse_kata(course / "katas" / "iris" / "010-petals-that-will-not-settle.toml", "iris")
+    mutants = load_mutants(course / "mutants" / "iris")
+    (reason,) = draft_reasons(kata_, mutants, {}, "reference source")
+    assert "`kata mutants verify --only zero-grad-missing --track iris`" in reason
+    assert "`kata new --check petals-that-will-not-settle --track iris`" in reason
