@@ -259,3 +259,50 @@ def test_a_held_report_is_not_shown_as_passing_in_text_or_json():
     assert "every check passes" not in text and "held for review" in text and "line 9" in text
     data = json.loads(render_json(held_report()))
     assert data["passed"] is False and data["held_for_review"] is True and len(data["integrity"]) == 2
+
+
+# --- a course's weights (kata check --course) -----------------------------------------------------
+
+WEIGHTS = {"steps.overfit": 3.0, "steps.fresh_grads": 5.0, "schedule.step": 1.0, "memory.graphs": 0.5}
+
+
+def test_a_courses_weights_are_each_tests_max_score_on_gradescope():
+    data = json.loads(render_gradescope(mixed_report(), weights=WEIGHTS))
+    jsonschema.validate(data, SCHEMA)
+    assert [t["max_score"] for t in data["tests"]] == [3.0, 5.0, 1.0, 0.5]
+    assert [t["score"] for t in data["tests"]] == [3.0, 0.0, 0.0, 0.0]
+    assert data["score"] == 3.0
+
+
+def test_a_courses_weights_in_junit_json_and_text():
+    from rich.console import Console
+
+    from checker.grade.formats import render_json, render_text
+
+    root = parse_junit(render_junit(mixed_report(), weights=WEIGHTS))
+    assert_junit_shape(root)
+    props = {p.get("name"): p.get("value") for p in root.find("testsuite").find("properties")}
+    assert props["points"] == "3" and props["max_points"] == "9.5"
+    assert props["points:steps.overfit"] == "3/3" and props["points:steps.fresh_grads"] == "0/5"
+    data = json.loads(render_json(mixed_report(), WEIGHTS))
+    assert (data["points"], data["max_points"]) == (3.0, 9.5)
+    assert {c["id"]: (c["points"], c["max_points"]) for c in data["checks"]}["steps.overfit"] == (3.0, 3.0)
+    console = Console(record=True, width=120, color_system=None)
+    render_text(mixed_report(), console, weights=WEIGHTS)
+    assert "course points: 3/9.5" in console.export_text()
+
+
+def test_a_held_report_shows_no_green_test_and_no_points_in_any_format():
+    from checker.grade.formats import render_json
+
+    weights = {"steps.overfit": 2.0, "steps.fresh_grads": 4.0}
+    data = json.loads(render_gradescope(held_report(), weights=weights))
+    jsonschema.validate(data, SCHEMA)
+    assert [t["status"] for t in data["tests"]] == ["failed", "failed"]
+    assert all(t["output"].startswith("held for review: this check passed") for t in data["tests"])
+    assert [t["max_score"] for t in data["tests"]] == [2.0, 4.0] and data["score"] == 0
+    as_json = json.loads(render_json(held_report(), weights))
+    assert as_json["points"] == 0 and all(c["held_for_review"] for c in as_json["checks"])
+    props = {p.get("name"): p.get("value")
+             for p in parse_junit(render_junit(held_report(), weights=weights)).find("testsuite").find("properties")}
+    assert props["points"] == "0" and props["held_for_review"] == "true"

@@ -861,15 +861,16 @@ def test_check_and_watch_give_the_same_report_through_one_service(runner, workdi
     assert progress_of(workdir)["current"] == "fresh-grads"  # watch did not move on
 
 
-def test_watch_tells_a_file_of_another_track_which_track_to_use(runner, tmp_path: Path, workdir: Path) -> None:
-    """Watching a file outside any kata, as `kata check` does: no --track, the hint; --track, graded by it."""
+def test_watch_grades_a_file_of_another_track_against_it(runner, tmp_path: Path, workdir: Path) -> None:
+    """Watching a file outside any kata, as `kata check` does: no --track, graded against the track its data
+    follows, which it says; --track, graded by it."""
     from checker.setting.tracks import get_track
 
     three = tmp_path / "mine.py"
     three.write_text(get_track("three-classes").reference.read_text())
     watched = kata(runner, "watch", str(three), "--only", "data.lesson", "--max-checks", "0")
-    assert watched.exit_code == 0 and watched.output.startswith("✗ 0/1"), watched.output
-    assert "grade it with --track three-classes" in watched.output
+    assert watched.exit_code == 0 and watched.output.startswith("✓ 1/1"), watched.output
+    assert "graded against track three-classes" in watched.output
     watched = kata(runner, "watch", str(three), "--only", "data.lesson", "--track", "three-classes",
                    "--max-checks", "0")
     assert watched.exit_code == 0 and watched.output.startswith("✓ 1/1"), watched.output

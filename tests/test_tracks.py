@@ -332,14 +332,16 @@ def test_three_classes_loops_written_elsewhere():
     assert "the first one counts" in failing["best.best_epoch"]
 
 
-def test_a_file_of_another_track_gets_a_hint(tmp_path):
-    """Graded as moons (no --track, a folder of no track), a three-classes file is told which track its data
-    is; a data-pipeline file, which does not follow protocol v1, is told to give --track."""
+def test_a_file_of_another_track_is_graded_against_it_or_told_to_give_track(tmp_path):
+    """Checked without --track from a folder of no track, a three-classes file is graded against three-classes
+    (its data's shapes), which it says first, never a moons verdict; a data-pipeline file, which does not
+    follow protocol v1, stops with exit 2 and the --track hint first."""
     three = tmp_path / "mine.py"
     three.write_text(get_track("three-classes").reference.read_text())
     proc = kata("check", str(three), "--only", "data.lesson", cwd=tmp_path)
-    assert proc.returncode == 1 and "grade it with --track three-classes" in proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("graded against track three-classes")
     pipeline = tmp_path / "pipe.py"
     pipeline.write_text(get_track("data-pipeline").reference.read_text())
     proc = kata("--lang", "es", "check", str(pipeline), cwd=tmp_path)
-    assert proc.returncode == 2 and "--track NOMBRE" in proc.stdout
+    assert proc.returncode == 2 and "--track NOMBRE" in proc.stderr.splitlines()[0], proc.stderr

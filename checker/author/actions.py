@@ -17,10 +17,11 @@ from checker.base.files import atomic_write
 from checker.base.term import console, echo
 from checker.catalogue.katas import KataFileError
 from checker.catalogue.mutants import MutantError, MutantFileError, apply, load_mutants, reference_source, resolve_dir
-from checker.catalogue.proofs import record_proofs
+from checker.catalogue.proofs import PROOFS_FILE, record_proofs
 from checker.checks import REGISTRY, ordered_ids
 from checker.mutation.report import render_terminal, write_html, write_json
 from checker.mutation.verify import VerifyProblem, run_verify, unified_diff
+from checker.setting.course import refuse_package_write
 from checker.setting.lab import prepared_lab
 from checker.setting.tracks import get_track
 
@@ -187,6 +188,7 @@ def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | N
         if path and not Path(path).resolve().parent.is_dir():
             raise UsageProblem(f"{path}: the folder {Path(path).parent} does not exist")
 
+    refuse_package_write(resolve_dir(mutants_dir, track), "kata mutants verify (its proofs.json)")
     lab = prepared_lab("cpu", track)
     total = (len(only or mutants) + seeds) * len(ordered_ids(None, track=lab.track))
     with StderrProgress(total, quiet) as progress:
@@ -204,7 +206,7 @@ def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | N
         except (VerifyProblem, MutantFileError) as exc:
             raise UsageProblem(str(exc)) from None
     render_terminal(result, console())
-    record(mutants_dir, result)
+    record(mutants_dir, result, track)
     try:
         if json_path:
             write_json(result, json_path)
@@ -217,13 +219,17 @@ def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | N
     return result.exit_code
 
 
-def record(mutants_dir: str | None, result) -> None:
-    """Keep verify's verdicts as proofs (what `kata list` reads to tell drafts), when the reference passes."""
+def record(mutants_dir: str | None, result, track=None) -> None:
+    """Keep verify's verdicts as proofs (what `kata list` reads to tell drafts), when the reference passes; a
+    folder that cannot be written is a UsageProblem (exit 2): nothing would have been kept."""
     if not result.reference.passed:
         return
-    path = record_proofs(resolve_dir(mutants_dir), result.results, result.reference_source)
-    if path is not None:
-        console().print(f"[dim]proofs recorded in {path}[/]")
+    folder = resolve_dir(mutants_dir, track)
+    path = record_proofs(folder, result.results, result.reference_source)
+    if path is None:
+        raise UsageProblem(f"cannot write {folder / PROOFS_FILE}: the proofs were not kept (is the folder "
+                           f"read-only? keep a course's mutants in a course folder you can write to)")
+    console().print(f"[dim]proofs recorded in {path}[/]")
 
 
 def write_doc(katas_dir: Path | None, mutants_dir: str | None, out_path: Path | None, track=None) -> None:

@@ -36,6 +36,7 @@ from checker.grade.gradebook import (
     existing_outputs,
     file_hashes,
     find_submissions,
+    follows_other_track,
     grade_folder,
     kept_secret,
     load_course,
@@ -44,6 +45,7 @@ from checker.grade.gradebook import (
 )
 from checker.grade.request import CheckRequest
 from checker.mutation.verify import run_verify
+from checker.setting.course import refuse_package_write
 from checker.setting.lab import prepared_lab
 from checker.setting.tracks import TrackError, all_tracks, get_track, track_named
 
@@ -88,6 +90,32 @@ def check_ids(only: tuple[str, ...], track=None) -> list[str]:
         raise UsageProblem(f"unknown check id(s): {exc.args[0]}") from None
 
 
+BLIND_SPOT = Message(
+    en="warning: the course's checks cannot catch mutant {mid} ({title}): it is killed only by {checks}, which the "
+       "course does not count, so a file with that bug can score full marks",
+    es="aviso: las comprobaciones del curso no pueden detectar el mutante {mid} ({title}): solo lo mata {checks}, "
+       "que el curso no cuenta, así que un archivo con ese fallo puede sacar la nota máxima",
+)
+
+
+def blind_spots(counted, track, lang: str) -> list[str]:
+    """A warning for each known mutant of ``track`` that none of the ``counted`` checks kills (its declared
+    killers, less those its proof says missed it): a file with that bug would score full marks."""
+    counted = set(counted)
+    try:
+        mutants = load_mutants(track.mutants_dir)
+    except MutantFileError:
+        return []
+    proofs = load_proofs(track.mutants_dir)
+    out = []
+    for mid, mutant in sorted(mutants.items()):
+        proof = proofs.get(mid)
+        killers = [c for c in mutant.killed_by if proof is None or c not in proof.missing]
+        if killers and not counted & set(killers):
+            out.append(BLIND_SPOT.render(lang, mid=mid, title=mutant.title, checks=", ".join(killers)))
+    return out
+
+
 def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, workers: int, timeout: float | None,
                 only: tuple[str, ...], force: bool, lang: str, track: str | None = None,
                 secret: bytes | None = None) -> None:
@@ -121,6 +149,8 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
             course = load_course(course_path, list(REGISTRY), track=chosen)
         except CourseFileError as exc:
             raise UsageProblem(str(exc)) from None
+        for line in blind_spots(course.check_ids, chosen, lang):
+            console(stderr=True).print(line, style="yellow", markup=False, highlight=False)
     else:
         course = Course.equal(check_ids(only, chosen))
     try:
@@ -149,10 +179,15 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
             on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
         )
     try:
-        written = write_gradebook(reports, course, out_dir, lang=lang, hashes=hashes)
+        written = write_gradebook(reports, course, out_dir, lang=lang, hashes=hashes, track=chosen)
     except OSError as exc:
         raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
     print_summary(reports, lang, time.monotonic() - started, out_dir)
+    for report in reports:
+        note = follows_other_track(report, chosen, lang)
+        if note:
+            console(stderr=True).print(f"{Path(report.file).name}: {note}", style="yellow", markup=False,
+                                       highlight=False)
     if written.changes is not None:
         print_changes(written.changes, lang, out_dir, written.file_states)
     if made:
@@ -247,6 +282,8 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
 
     mdir = resolve_dir(mutants_dir, track)
     kdir = resolve_katas_dir(katas_dir, track)
+    refuse_package_write(mdir, "kata new (the mutant)")
+    refuse_package_write(kdir, "kata new (the kata)")
 
     if not target:
         raise UsageProblem("--target is required: the code to break, as written in solutions/loop.py "
@@ -284,7 +321,7 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
     out.print("Next: replace the TODO texts in both files, then run")
     env = f"KATA_MUTANTS_DIR={mutants_dir} " if mutants_dir is not None else ""
     env += f"KATA_KATAS_DIR={katas_dir} " if katas_dir is not None else ""
-    on_track = f" --track {track.id}" if track is not None and track.id != "moons" else ""
+    on_track = f" --track {track.id}" if track is not None else ""
     out.print(f"  {escape(env)}kata new --check {escape(slug)}{escape(on_track)}")
 
 
@@ -352,7 +389,10 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
         if not result.reference.passed:
             out.print("[red]✗[/] " + escape(say("ref_fails", problems="; ".join(result.problems[:3]))))
             return 1
-        record_proofs(mutants_dir, result.results, reference)
+        refuse_package_write(mutants_dir, "kata new --check (its proofs.json)")
+        if record_proofs(mutants_dir, result.results, reference) is None:
+            raise UsageProblem(f"cannot write {mutants_dir / 'proofs.json'}: the proof was not kept (is the folder "
+                               f"read-only?)")
         if not problems:
             out.print("[green]✓[/] " + escape(say("killed", mid=mutant.id)))
         for problem in problems:

@@ -7,6 +7,7 @@ it: ``kata list`` reads drafts without running anything (``checker.catalogue.pro
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from checker.base.errors import UsageProblem
@@ -52,6 +53,8 @@ def false_quotes(kata, mutant_source: str, reference: str, lab, lang: str = "en"
     for suffix, args in flag_sets.items():
         try:
             settings[suffix] = parse_flags(args)
+            if "--batch-size" not in args:  # `kata run`'s default: the track's batch size
+                settings[suffix] = replace(settings[suffix], batch_size=lab.track.thresholds.batch_size)
         except UsageProblem as exc:
             out.append(_say("try_flags", lang, args=list(args), error=exc.message))
     if out:

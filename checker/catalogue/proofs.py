@@ -130,14 +130,14 @@ REASONS = {
                 "tiene {n} pista; da 2 o 3, de vaga a precisa"),
     "no_mutant": _m("its mutant {mid!r} does not exist (no mutants/{mid}.toml)",
                     "su mutante {mid!r} no existe (no hay mutants/{mid}.toml)"),
-    "unproven": _m("its mutant {mid} is not proven killed yet (or changed since): run `kata new --check {slug}` "
-                   "or `kata mutants verify --only {mid}`",
+    "unproven": _m("its mutant {mid} is not proven killed yet (or changed since): run `kata new --check {slug}"
+                   "{on_track}` or `kata mutants verify --only {mid}{on_track}`",
                    "aún no está probado que las comprobaciones maten su mutante {mid} (o cambió desde entonces): "
-                   "ejecuta `kata new --check {slug}` o `kata mutants verify --only {mid}`"),
+                   "ejecuta `kata new --check {slug}{on_track}` o `kata mutants verify --only {mid}{on_track}`"),
     "survives": _m("its mutant {mid} survives: every check passes on it, so `kata check` could not tell a fix "
-                   "from the broken loop (see `kata mutants verify --only {mid}`)",
+                   "from the broken loop (see `kata mutants verify --only {mid}{on_track}`)",
                    "su mutante {mid} sobrevive: pasa todas las comprobaciones, así que `kata check` no distinguiría "
-                   "un arreglo del bucle roto (mira `kata mutants verify --only {mid}`)"),
+                   "un arreglo del bucle roto (mira `kata mutants verify --only {mid}{on_track}`)"),
     "missing": _m("its mutant {mid} is not killed by {checks}, which it declares in killed_by",
                   "su mutante {mid} no lo matan {checks}, que declara en killed_by"),
     "unreadable": _m("the mutants cannot be read: {error}", "no se pueden leer los mutantes: {error}"),
@@ -206,10 +206,12 @@ def draft_reasons(kata, mutants: Mapping[str, Any], proofs: Mapping[str, Proof],
              "teaches": getattr(mutant, "teaches", None)}
     reasons += _placeholders(f"mutant {mid}: ", texts, lang)
     proof = proofs.get(mid)
+    track = getattr(kata, "track", None)
+    on_track = f" --track {track}" if isinstance(track, str) and track else ""
     if proof is None or proof.key != proof_key(mutant, reference):
-        reasons.append(_say("unproven", lang, mid=mid, slug=kata.slug))
+        reasons.append(_say("unproven", lang, mid=mid, slug=kata.slug, on_track=on_track))
     elif proof.status == "Survived":
-        reasons.append(_say("survives", lang, mid=mid))
+        reasons.append(_say("survives", lang, mid=mid, on_track=on_track))
     elif proof.missing:
         reasons.append(_say("missing", lang, mid=mid, checks=", ".join(proof.missing)))
     return reasons

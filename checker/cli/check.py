@@ -13,6 +13,7 @@ from checker.cli.common import (
     session_options,
     stored_lang_option,
     track_option,
+    use_course,
 )
 from checker.grade.checking import FORMATS, emit_report
 from checker.grade.request import CheckRequest
@@ -28,16 +29,21 @@ from checker.grade.request import CheckRequest
 @click.option("--timeout", type=click.FloatRange(min=0.1), envvar="KATA_CHECK_TIMEOUT", default=None,
               metavar="SECONDS", help="Most seconds any one check may run (default: each check's own limit; "
               "env KATA_CHECK_TIMEOUT).")
+@click.option("--course", "course", type=click.Path(exists=True), default=None, metavar="PATH",
+              help="A course file, or a course folder (its kata.toml): its [points] choose the checks and weigh "
+                   "them in every format (Gradescope's max_score, JUnit, JSON).")
 @secret_option
 @track_option
 @session_options
-def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track):
+def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track, course):
     """Grade the loop in PATH with every behavioural check (without PATH: the current kata).
 
     Exit status: 0 every check passes, 1 some check fails, 2 the file cannot be graded.
     """
+    use_course(course)
     request = CheckRequest(path=path, track=track, device=device, lang=current_lang(None), only=only,
-                           timeout=timeout, secret=secret, format="json" if as_json else fmt, verbose=verbose)
+                           timeout=timeout, secret=secret, format="json" if as_json else fmt, verbose=verbose,
+                           course=course)
     if path is None:  # the current kata (`kata next`), graded and recorded in the working folder
         from checker.learn.learning import check_current
 
@@ -51,7 +57,9 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track)
 
     # a kata's file in the working folder is graded against that kata's track
     outcome = check(request, workdir=current_workdir(None))
-    emit_report(outcome.report, request.format, request.lang, verbose)
+    if outcome.note:  # said first: which track the file was graded against
+        click.echo(outcome.note, err=request.format != "text")
+    emit_report(outcome.report, request.format, request.lang, verbose, weights=outcome.weights)
     if outcome.hint:
         click.echo(outcome.hint)
     raise SystemExit(outcome.report.exit_code)

@@ -95,6 +95,20 @@ def secret_option(fn):
     )(fn)
 
 
+def use_course(path) -> None:
+    """``--course PATH``: when PATH is a course folder (or its kata.toml), its tracks and default track are known
+    wherever the command runs, as with ``$KATA_COURSE`` (a folder inside another course keeps its own)."""
+    from pathlib import Path
+
+    from checker.setting.course import COURSE_ENV, COURSE_FILE, PYPROJECT
+
+    if path is None:
+        return
+    path = Path(path)
+    if path.is_dir() or path.name in (COURSE_FILE, PYPROJECT):
+        os.environ[COURSE_ENV] = str(path.resolve())
+
+
 def lang_option(fn):
     return click.option(
         "--lang", type=click.Choice(LANGS), default=None,
@@ -104,14 +118,27 @@ def lang_option(fn):
 
 def current_lang(lang: str | None) -> str:
     """``lang``, else the running command's --lang, else one given to the `kata` group, else $KATA_LANG,
-    else the locale."""
+    else the course's language (kata.toml), else the locale."""
     if lang is None:
         ctx = click.get_current_context(silent=True)
         if ctx is not None:  # a command's own --lang, else the one on ctx.obj
             options = ctx.find_object(Options)
             lang = (ctx.params.get("lang") or (options.lang if options is not None else None)
                     or ctx.meta.get("kata.lang"))
+    if lang is None and not os.environ.get("KATA_LANG"):  # the course's language (kata.toml), else the locale
+        lang = course_language()
     return resolve_lang(lang)
+
+
+def course_language() -> str | None:
+    """The ``language`` of the course folder (kata.toml) the command runs in, else None."""
+    from checker.setting.course import CourseError, find_course
+
+    try:
+        course = find_course()
+    except CourseError:
+        return None
+    return course.language if course is not None else None
 
 
 def current_workdir(workdir: str | None) -> str | None:

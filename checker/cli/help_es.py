@@ -65,7 +65,11 @@ HELP_ES: dict[str, str] = {
                 "el modelo, el optimizador y fit(), que valida tras cada época. Un fallo en cualquiera de ellas "
                 "se ve en la tabla; la columna de pasos cuenta los pasos del optimizador por época.",
     "kata run --lr": "Tasa de aprendizaje.",
-    "kata run --batch-size": "Como mucho el conjunto de entrenamiento del recorrido (150 en moons).",
+    "kata run --batch-size": "Por defecto: el tamaño de lote del recorrido (32 en moons); como mucho su conjunto de "
+                             "entrenamiento (150 en moons).",
+    "kata check --course": "Un archivo de curso, o una carpeta de curso (su kata.toml): sus [points] eligen las "
+                           "comprobaciones y las ponderan en todos los formatos (max_score de Gradescope, JUnit, "
+                           "JSON).",
     "kata run --scheduler": "step: StepLR(step_size=10, gamma=0.5); cosine: CosineAnnealingLR(T_max=epochs).",
     "kata run --clip": "Recorta la norma del gradiente a este valor.",
     "kata run --seed": "Semilla del orden del cargador y de los pesos iniciales del modelo.",
@@ -156,7 +160,8 @@ HELP_ES: dict[str, str] = {
                   "    [read]                   # opcional: qué leer cuando falla una comprobación\n"
                   "    \"steps.fresh_grads\" = \"Lección 4, apartado 4\"",
     "kata grade --out": "Carpeta para grades.csv, results.json y feedback/ (se crea si falta).",
-    "kata grade --course": "Un archivo de curso (TOML): las comprobaciones que cuentan y sus puntos, qué leer.",
+    "kata grade --course": "Un archivo de curso (TOML), o una carpeta de curso (su kata.toml): las comprobaciones "
+                           "que cuentan y sus puntos, qué leer.",
     "kata grade --workers": "Entregas evaluadas a la vez (un núcleo cada una).",
     "kata grade --timeout": "Segundos que puede durar una comprobación en una entrega (por defecto: el límite "
                             "propio de cada comprobación).",

@@ -28,7 +28,8 @@ def _ask(question: str) -> str | None:
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Folder for grades.csv, results.json and feedback/ (created if missing).")
 @click.option("--course", "course_path", type=click.Path(path_type=Path), default=None,
-              help="A course file (TOML): the checks that count and their points, what to read.")
+              help="A course file (TOML), or a course folder (its kata.toml): the checks that count and their "
+                   "points, what to read.")
 @click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Submissions graded at the same time (one core each).")
 @click.option("--timeout", type=click.FloatRange(min=0.5), default=None,
@@ -65,6 +66,9 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
         "steps.fresh_grads" = "Lesson 4, section 4"
     """
     from checker.author.instructing import grade_class
+    from checker.cli.common import use_course
+
+    use_course(course_path)
 
     grade_class(directory, out_dir, course_path=course_path, workers=workers, timeout=timeout, only=only,
                 force=force, lang=current_lang(lang), track=track, secret=secret)

@@ -96,9 +96,10 @@ def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool) -> No
     help="Run the reference under this many global RNG seeds; a check whose verdict changes is flaky.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@track_option
 @lang_option
 @click.pass_context
-def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lang) -> None:
+def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lang, track) -> None:
     """Grade the reference and every mutant with the whole battery; print the kill matrix.
 
     Each verdict is recorded in the mutants folder's proofs.json (what `kata list` reads to tell a
@@ -110,6 +111,12 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
     """
     from checker.author.actions import verify
 
+    if track:  # given after `verify` (`kata mutants verify --only ID --track NAME`): as if given to the group
+        from checker.setting.tracks import track_named
+
+        ctx.obj["track"] = chosen = track_named(track)
+        if not ctx.obj.get("mutants_dir") or ctx.parent.params.get("mutants_dir") is None:
+            ctx.obj["mutants_dir"] = str(chosen.mutants_dir)
     raise SystemExit(verify(ctx.obj.get("mutants_dir"), only=only, json_path=json_path, html_path=html_path,
                             seeds=seeds, quiet=quiet, lang=current_lang(lang), track=ctx.obj["track"]))
 

@@ -29,8 +29,8 @@ LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutio
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=0.1, show_default=True,
               help="Learning rate.")
 @click.option("--epochs", type=click.IntRange(1, 10_000), default=10, show_default=True)
-@click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True,
-              help="At most the track's training set (150 on moons).")
+@click.option("--batch-size", type=click.IntRange(1), default=None,
+              help="Default: the track's batch size (32 on moons); at most its training set (150 on moons).")
 @click.option("--scheduler", type=click.Choice(["none", "step", "cosine"]), default="none", show_default=True,
               help="step: StepLR(step_size=10, gamma=0.5); cosine: CosineAnnealingLR(T_max=epochs).")
 @click.option("--clip", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -60,10 +60,11 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     from checker.grade.runs import run_files
     from checker.learn.tables import print_compare, print_history
 
+    chosen = track_for_file(track, path, current_workdir(None))
+    batch_size = batch_size or chosen.thresholds.batch_size  # the track's, as its stories and checks say
     settings = RunSettings.from_options(optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size,
                                         scheduler=scheduler, clip=clip, seed=seed, seed_loader=seed_loader,
                                         seed_model=seed_model, device=device, boundary=bool(plot))
-    chosen = track_for_file(track, path, current_workdir(None))
     if batch_size > chosen.data.n_train:
         raise UsageProblem(TOO_MANY, option="--batch-size", value=batch_size, n=chosen.data.n_train, track=chosen.id)
     sources = run_sources(path, lesson, compare, track=chosen, lang=current_lang(None))

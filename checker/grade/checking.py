@@ -70,18 +70,19 @@ def ungradable_report(path: str):
     return None
 
 
-def emit_report(report, fmt: str, lang: str, verbose: bool = False) -> None:
+def emit_report(report, fmt: str, lang: str, verbose: bool = False, weights=None) -> None:
+    """Print ``report`` as ``fmt``; ``weights``: check id -> points (a course's), shown in every format."""
     from checker.base.term import console
     from checker.grade import formats
 
     if fmt == "json":
-        echo(formats.render_json(report))
+        echo(formats.render_json(report, weights))
     elif fmt == "gradescope":
-        echo(formats.render_gradescope(report, lang))
+        echo(formats.render_gradescope(report, lang, weights))
     elif fmt == "junit":
-        echo(formats.render_junit(report, lang))
+        echo(formats.render_junit(report, lang, weights))
     else:
-        formats.render_text(report, console(), lang, verbose=verbose)
+        formats.render_text(report, console(), lang, verbose=verbose, weights=weights)
 
 
 TRACK_HINT = Message(
@@ -96,10 +97,35 @@ PROTOCOL_HINT = Message(
 )
 
 
+FOUND_BY_DATA = Message(
+    en="graded against track {other}: make_data's tensors have its shapes ({split}), not those of {track} "
+       "(give --track to choose)",
+    es="evaluado según la pista {other}: los tensores de make_data tienen sus formas ({split}), no las de {track} "
+       "(da --track para elegir)",
+)
+
+
+def track_by_data(report, track):
+    """The one other track whose data shapes the file's make_data gave (its data.lesson failed on ``track``'s),
+    else None."""
+    from checker.checks.data import shapes
+    from checker.setting.tracks import TrackError, all_tracks
+
+    data = next((c for c in report.checks if c.id == "data.lesson" and not c.passed), None)
+    parts = (data.measured or {}).get("parts") if data is not None else None
+    if not isinstance(parts, list):
+        return None
+    got = [p.get("shape") if isinstance(p, dict) else None for p in parts]
+    try:
+        matching = [t for t in all_tracks().values() if t.id != track.id and got == list(shapes(t))]
+    except TrackError:
+        return None
+    return matching[0] if len(matching) == 1 else None
+
+
 def track_hint(report, track, lang: str) -> str | None:
     """When the figures show the file belongs to another track (its data has that track's shapes), or it
     does not follow this track's protocol, one line saying which --track to use; else None."""
-    from checker.checks.data import shapes
     from checker.setting.tracks import TrackError, all_tracks
 
     try:
@@ -110,13 +136,8 @@ def track_hint(report, track, lang: str) -> str | None:
         return None
     if report.error_kind == "protocol":
         return PROTOCOL_HINT.render(lang, track=track.id)
-    data = next((c for c in report.checks if c.id == "data.lesson" and not c.passed), None)
-    parts = (data.measured or {}).get("parts") if data is not None else None
-    if not isinstance(parts, list):
-        return None
-    got = [p.get("shape") if isinstance(p, dict) else None for p in parts]
-    for other in others:
-        if got == list(shapes(other)):
-            split = f"{other.data.n_train}/{other.data.n_val}"
-            return TRACK_HINT.render(lang, other=other.id, split=split, track=track.id)
+    other = track_by_data(report, track)
+    if other is not None:
+        split = f"{other.data.n_train}/{other.data.n_val}"
+        return TRACK_HINT.render(lang, other=other.id, split=split, track=track.id)
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 
 from checker import __version__
 from checker.base.i18n import Message
@@ -18,6 +19,12 @@ OUTPUT_DROPPED = Message(
     es="(tu bucle imprimió {dropped:,} bytes más, no mostrados)",
 )
 
+POINTS = Message(en="course points: {points}/{max}", es="puntos del curso: {points}/{max}")
+HELD_CHECK = Message(
+    en="held for review: this check passed, but the file is held for a person to read, so it scores 0 for now",
+    es="retenido para revisión: esta comprobación pasó, pero el archivo queda retenido para que lo lea una persona, "
+       "así que por ahora puntúa 0",
+)
 HELD = Message(en="held for review: {reasons}", es="retenido para revisión: {reasons}")
 HELD_TITLE = Message(
     en="held for review: the file does what no training loop needs, so it is not reported as passing",
@@ -44,16 +51,36 @@ def passed(report: Report) -> bool:
 _MARKS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "error": ("!", "red"), "timeout": ("⧗", "red")}
 
 
-def render_json(report: Report) -> str:
+def points(report: Report, weights: Mapping[str, float] | None) -> tuple[float, float]:
+    """(points earned, points possible): each check worth its weight (else one point); none while held."""
+    worth = [(weights or {}).get(c.id, POINTS_PER_CHECK) for c in report.checks]
+    earned = 0.0 if held_for_review(report) else sum(w for w, c in zip(worth, report.checks, strict=True)
+                                                     if c.passed)
+    possible = sum(weights.values()) if weights else float(len(report.checks))
+    return earned, possible
+
+
+def render_json(report: Report, weights: Mapping[str, float] | None = None) -> str:
     data = report.to_json()
-    if held_for_review(report):  # whatever Report.to_json says, a held report is not a pass
+    held = held_for_review(report)
+    if held:  # whatever Report.to_json says, a held report is not a pass
         data["passed"] = False
         data.setdefault("integrity", integrity(report))
         data["held_for_review"] = True
+    if weights is not None:
+        earned, possible = points(report, weights)
+        data["points"], data["max_points"] = earned, possible
+        for check in data.get("checks", []):
+            if isinstance(check, dict) and check.get("id") in weights:
+                check["max_points"] = weights[check["id"]]
+                check["points"] = weights[check["id"]] if check.get("status") == PASS and not held else 0.0
+                if held and check.get("status") == PASS:
+                    check["held_for_review"] = True
     return dumps(data, indent=2)
 
 
-def render_text(report: Report, out, lang: str = "en", verbose: bool = False) -> None:
+def render_text(report: Report, out, lang: str = "en", verbose: bool = False,
+                weights: Mapping[str, float] | None = None) -> None:
     """Print a report on a rich console: a line per check, the failures' messages, a summary."""
     from rich.markup import escape
 
@@ -74,6 +101,9 @@ def render_text(report: Report, out, lang: str = "en", verbose: bool = False) ->
     ok = passed(report)
     colour = "green" if ok else "red"
     out.print(f"[bold {colour}]{summary}[/]" + (f" — {ALL_PASS.render(lang)}" if ok else ""))
+    if weights is not None:
+        earned, possible = points(report, weights)
+        out.print(POINTS.render(lang, points=f"{earned:g}", max=f"{possible:g}"))
     if report.output_dropped:
         out.print(f"[dim]{OUTPUT_DROPPED.render(lang, dropped=report.output_dropped)}[/]")
     _render_held(report, out, lang)
@@ -129,8 +159,11 @@ def isolation(report: Report) -> dict:
                                                if report.isolation_why else {})}
 
 
-def gradescope_results(report: Report, lang: str = "en") -> dict:
-    """The results.json object for one report; a file that cannot be graded scores 0 with the reason."""
+def gradescope_results(report: Report, lang: str = "en", weights: Mapping[str, float] | None = None) -> dict:
+    """The results.json object for one report; a file that cannot be graded scores 0 with the reason.
+
+    ``weights``: check id -> points (a course's [points]): each test's max_score; else one point each. A report
+    held for review scores 0, and each check that passed says it is held (status failed, not green)."""
 
     held = held_for_review(report)
     note = HELD.render(lang, reasons="; ".join(integrity(report))) if held else ""
@@ -150,26 +183,30 @@ def gradescope_results(report: Report, lang: str = "en") -> dict:
             "extra_data": {"kata_version": __version__, "file": report.file, "error_kind": report.error_kind,
                            **review},
         }
+    def worth(res) -> float:
+        return (weights or {}).get(res.id, POINTS_PER_CHECK)
+
     tests = [
         {
             "name": f"{res.id}: {res.title}",
             "name_format": "text",
             "number": str(i),
-            "status": "passed" if res.passed else "failed",
-            "score": POINTS_PER_CHECK if res.passed and not held else 0.0,
-            "max_score": POINTS_PER_CHECK,
-            "output": _check_output(res, lang),
+            "status": "passed" if res.passed and not held else "failed",
+            "score": worth(res) if res.passed and not held else 0.0,
+            "max_score": worth(res),
+            "output": (f"{HELD_CHECK.render(lang)}\n\n" if held and res.passed else "") + _check_output(res, lang),
             "output_format": "text",
             "tags": [res.family],
-            "extra_data": {"check": res.id, "status": res.status},
+            "extra_data": {"check": res.id, "status": res.status, **({"held_for_review": True} if held else {})},
         }
         for i, res in enumerate(report.checks, start=1)
     ]
     n_pass = sum(res.passed for res in report.checks)
     summary = SUMMARY.render(lang, passed=n_pass, total=len(report.checks))
     learner = _learner_output(report, lang)
+    earned, _possible = points(report, weights)
     return {
-        "score": 0.0 if held else n_pass * POINTS_PER_CHECK,
+        "score": earned,
         "execution_time": round(sum(res.seconds for res in report.checks)),
         "output": (f"{note}\n\n" if note else "") + summary + (f"\n\n{learner}" if learner else ""),
         "output_format": "text",
@@ -178,8 +215,8 @@ def gradescope_results(report: Report, lang: str = "en") -> dict:
     }
 
 
-def render_gradescope(report: Report, lang: str = "en") -> str:
-    return json.dumps(gradescope_results(report, lang), indent=2, ensure_ascii=False)
+def render_gradescope(report: Report, lang: str = "en", weights: Mapping[str, float] | None = None) -> str:
+    return json.dumps(gradescope_results(report, lang, weights), indent=2, ensure_ascii=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,7 +239,7 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def render_junit(report: Report, lang: str = "en") -> str:
+def render_junit(report: Report, lang: str = "en", weights: Mapping[str, float] | None = None) -> str:
     import xml.etree.ElementTree as ET
     from datetime import datetime, timezone
 
@@ -212,6 +249,11 @@ def render_junit(report: Report, lang: str = "en") -> str:
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", {"name": "file", "value": _xml_text(report.file)})
     failures = errors = 0
+    held = held_for_review(report)
+    if weights is not None:
+        earned, possible = points(report, weights)
+        ET.SubElement(props, "property", {"name": "points", "value": f"{earned:g}"})
+        ET.SubElement(props, "property", {"name": "max_points", "value": f"{possible:g}"})
     if report.error is not None:
         errors = 1
         case = ET.SubElement(suite, "testcase", {"classname": "kata", "name": "load", "time": "0.000"})
@@ -226,6 +268,10 @@ def render_junit(report: Report, lang: str = "en") -> str:
             case = ET.SubElement(suite, "testcase", {
                 "classname": res.family, "name": res.id, "time": f"{res.seconds:.3f}",
             })
+            if weights is not None:  # the schema allows no properties in a testcase: the suite's name each check
+                worth = weights.get(res.id, POINTS_PER_CHECK)
+                got = worth if res.passed and not held else 0
+                ET.SubElement(props, "property", {"name": f"points:{res.id}", "value": f"{got:g}/{worth:g}"})
             if res.passed:
                 continue
             kind = "failure" if res.status == "fail" else "error"
@@ -237,7 +283,7 @@ def render_junit(report: Report, lang: str = "en") -> str:
             element = ET.SubElement(case, kind, attrs)
             element.text = _xml_text(f"{res.title}\n{_check_output(res, lang)}")
         tests = len(report.checks)
-    if held_for_review(report):
+    if held:
         failures += 1
         tests += 1
         case = ET.SubElement(suite, "testcase", {"classname": "kata", "name": "integrity", "time": "0.000"})

@@ -52,7 +52,8 @@ from checker.grade.grading import PASS, Report, Submission, grade
 from checker.grade.request import CheckRequest
 from checker.loopfile.loading import compile_source, read_source
 from checker.sandbox.jobs import Limits
-from checker.setting.tracks import hidden_paths
+from checker.setting.course import COURSE_FILE, PYPROJECT, CourseError, parse_course
+from checker.setting.tracks import TrackError, hidden_paths
 
 SUFFIXES = (".py", ".ipynb")
 OUTPUT_FILES = ("grades.csv", "results.json")
@@ -197,7 +198,8 @@ COURSE_SCHEMA = (
 
 
 def load_course(path: Path, known: Sequence[str], track=None) -> Course:
-    """A course file (TOML), validated; CourseFileError names the file and the field.
+    """A course file (TOML), or a course folder (a directory, its kata.toml or pyproject.toml: the same fields in
+    it), validated; CourseFileError names the file and the field.
 
     ::
 
@@ -209,11 +211,24 @@ def load_course(path: Path, known: Sequence[str], track=None) -> Course:
         "steps.fresh_grads" = "Lesson 4, section 4"
     """
 
-    if not path.is_file():
+    path = Path(path)
+    if path.is_dir() or path.name in (COURSE_FILE, PYPROJECT):  # a course folder: its kata.toml's weights
+        try:
+            folder = parse_course(path)
+        except CourseError as exc:
+            raise CourseFileError(str(exc)) from None
+        data = {k: v for k, v in folder.raw.items() if k in {f.name for f in COURSE_SCHEMA}}
+        where = str(folder.file)
+        if not data.get("points"):
+            raise CourseFileError(f"{where}: no [points]: list the checks that count and what each is worth "
+                                  f"(docs/grading.md, \"The course file\")")
+        path = folder.file
+    elif not path.is_file():
         raise CourseFileError(f"{path}: no such course file")
-    data = read_toml(path, CourseFileError)
-    where = str(path)
-    refuse_unknown(data, {f.name for f in COURSE_SCHEMA}, where, CourseFileError)
+    else:
+        data = read_toml(path, CourseFileError)
+        where = str(path)
+        refuse_unknown(data, {f.name for f in COURSE_SCHEMA}, where, CourseFileError)
     values = take(data, COURSE_SCHEMA, where, CourseFileError)
     points, reading = values["points"], values["read"] or {}
     if not points:
@@ -272,7 +287,8 @@ FEEDBACK = {
     "failed": Message(en="What did not pass", es="Lo que no pasó"),
     "measured": Message(en="What was measured", es="Lo que se midió"),
     "read": Message(en="What to read", es="Qué leer"),
-    "practise": Message(en="Practise it with `kata next {slug}`.", es="Practícalo con `kata next {slug}`."),
+    "practise": Message(en="Practise it with `kata next {slug}{on_track}`.",
+                        es="Practícalo con `kata next {slug}{on_track}`."),
     "status": Message(en="status", es="estado"),
     "points": Message(en="{points} point(s)", es="{points} punto(s)"),
     "passed": Message(en="What passed", es="Lo que pasó"),
@@ -281,31 +297,55 @@ FEEDBACK = {
 
 
 def readings(lang: str, katas: Sequence[Any] | None = None,
-             mutants: dict | None = None) -> dict[str, tuple[str, str]]:
-    """Check id -> (kata slug, its [read] text): the first kata (in order) whose mutant that check kills."""
+             mutants: dict | None = None, track=None) -> dict[str, tuple[str, str]]:
+    """Check id -> (kata slug, its [read] text, the track): the first kata (in order) of the graded ``track``
+    (default: moons) whose mutant that check kills."""
     if katas is None or mutants is None:
         try:
             from checker.catalogue.katas import load_katas
-            from checker.catalogue.mutants import load_mutants
+            from checker.catalogue.mutants import load_mutants, resolve_dir
 
-            katas, mutants = load_katas(), load_mutants()
-        except ValueError:  # a broken catalogue only costs the suggestions
+            katas = load_katas(track=track.id if track is not None else "moons")
+            mutants = load_mutants(resolve_dir(None, track) if track is not None else None)
+        except (ValueError, OSError, TrackError):  # a broken catalogue only costs the suggestions
             return {}
     out: dict[str, tuple[str, str]] = {}
     for kata in katas:
         mutant = mutants.get(getattr(kata, "mutant", None) or "")
         for cid in mutant.killed_by if mutant else ():
-            out.setdefault(cid, (kata.slug, kata.read.render(lang)))
+            out.setdefault(cid, (kata.slug, kata.read.render(lang), getattr(kata, "track", None) or "moons"))
     return out
 
 
-def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]]) -> str:
-    """One student's feedback file: the score, what failed with the measured message, and what to read."""
+FOLLOWS = Message(
+    en="Note: this file's make_data gives the shapes of track {other} ({split}), not those of track {track}, which "
+       "this assignment is graded on: it seems to follow another exercise",
+    es="Nota: el make_data de este archivo da las formas de la pista {other} ({split}), no las de la pista {track}, "
+       "con la que se evalúa esta tarea: parece seguir otro ejercicio",
+)
+
+
+def follows_other_track(report: Report, track, lang: str) -> str | None:
+    """The note for a submission whose data has another track's shapes (``track``: the one graded), else None."""
+    from checker.grade.checking import track_by_data
+
+    other = track_by_data(report, track) if track is not None else None
+    if other is None:
+        return None
+    return FOLLOWS.render(lang, other=other.id, track=track.id, split=f"{other.data.n_train}/{other.data.n_val}")
+
+
+def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]],
+                      note: str | None = None) -> str:
+    """One student's feedback file: the score, what failed with the measured message, and what to read;
+    ``note``: said first (the file follows another track)."""
     name = Path(report.file).name
     say = {k: m.render for k, m in FEEDBACK.items()}
     lines = [f"# {say['title'](lang, name=name)}", ""]
     if course.title:
         lines += [f"*{course.title}*", ""]
+    if note:
+        lines += [f"**{note}**", ""]
     passed = [c for c in report.checks if c.passed]
     earned = points_of(report, course)
     percent = 100 * earned / course.max_points if course.max_points else 0.0
@@ -330,7 +370,8 @@ def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[s
             if what or kata:
                 lines += [f"{say['read'](lang)}: {what or kata[1]}"]
                 if kata:
-                    lines += ["", say["practise"](lang, slug=kata[0])]
+                    on_track = f" --track {kata[2]}" if len(kata) > 2 and kata[2] != "moons" else ""
+                    lines += ["", say["practise"](lang, slug=kata[0], on_track=on_track)]
                 lines.append("")
     elif report.error is None and report.checks:
         lines += [say["all"](lang), ""]
@@ -548,7 +589,7 @@ class Written:
 
 
 def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *, lang: str = "en",
-                    hashes: dict[str, str] | None = None) -> Written:
+                    hashes: dict[str, str] | None = None, track=None) -> Written:
     """Every output, computed first and then written, each file atomically (a temporary file in OUT,
     renamed over the old one): grades.csv and results.json are never left half-written. ``hashes``
     (``file_hashes``): each file's SHA-256, kept in results.json to tell next time which files changed."""
@@ -556,9 +597,11 @@ def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *,
     previous = load_previous(out_dir)
     changes = compare(previous, results) if previous is not None else None
     files = file_states(previous, results) if previous is not None else None
-    reading = readings(lang)
+    reading = readings(lang, track=track)
     texts: dict[Path, str] = {
-        out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading) for r in reports
+        out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading,
+                                                                  follows_other_track(r, track, lang))
+        for r in reports
     }
     if changes is not None:
         texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []), lang, files)

@@ -75,6 +75,9 @@ class CheckRequest:
     """How the report is printed: text, json, gradescope or junit."""
     verbose: bool = False
     """Also show what passing checks measured (text only)."""
+    course: str | None = None
+    """--course: a course file or folder (kata.toml); its [points] choose the checks run and weigh them in every
+    format."""
 
     def __post_init__(self) -> None:
         if self.lang not in LANGS:

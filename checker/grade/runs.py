@@ -124,6 +124,10 @@ class RunSettings:
     def from_options(cls, **options: Any) -> RunSettings:
         """From `kata run`'s options (``scheduler="none"`` is no scheduler; other options are ignored)."""
         known = {k: v for k, v in options.items() if k in cls.__dataclass_fields__}
+        if known.get("batch_size") is None:  # not given: the track's, where the caller knows it, else 32
+            known.pop("batch_size", None)
+            if options.get("track") is not None:
+                known["batch_size"] = options["track"].thresholds.batch_size
         if known.get("scheduler") == "none":
             known["scheduler"] = None
         return cls(**known)

@@ -13,7 +13,15 @@ from pathlib import Path
 from checker.base.errors import UsageProblem
 from checker.base.i18n import Message
 from checker.catalogue.katas import Kata
-from checker.grade.checking import grade_request, track_hint, ungradable_report
+from checker.grade.checking import (
+    FOUND_BY_DATA,
+    PROTOCOL_HINT,
+    grade_request,
+    track_by_data,
+    track_hint,
+    ungradable_report,
+)
+from checker.grade.gradebook import Course, CourseFileError, load_course
 from checker.grade.grading import Report
 from checker.grade.request import CheckRequest
 from checker.learn import messages as M
@@ -45,6 +53,15 @@ class CheckOutcome:
     --track to use."""
     only: bool = False
     """Only some checks ran (--only): a pass does not solve the kata."""
+    course: Course | None = None
+    """--course: the course whose [points] chose the checks and weigh them (every format shows them)."""
+    note: str | None = None
+    """When the file was found to follow another track than the one guessed (its data's shapes): which one it
+    was graded against; said before the report."""
+
+    @property
+    def weights(self) -> dict[str, float] | None:
+        return dict(self.course.points) if self.course is not None else None
 
     @property
     def gradable(self) -> bool:
@@ -106,6 +123,12 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
         path = Path(request.path) if request.path is not None else None
     folder = str(session.workdir) if session is not None else workdir
     track = track_of(request_file, kata, folder)
+    course = None
+    if request.course is not None:
+        course = course_of(request.course, track, request.lang)
+        if request.only:
+            raise UsageProblem(COURSE_AND_ONLY.render(request.lang))
+        request_file = replace(request_file, only=tuple(course.check_ids))
     report = None
     if kata is None and request.path is not None and request.format in ("gradescope", "junit"):
         # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
@@ -119,6 +142,44 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
             lab = labs[key]
         report = grade_request(request_file, track, lab)
     guessed = kata is None and request.track is None
+    note = None
+    if guessed and report.error is None:
+        other = track_by_data(report, track)
+        if other is not None:  # the file follows another track: graded against it, never judged by this one
+            note = FOUND_BY_DATA.render(request.lang, other=other.id, track=track.id,
+                                        split=f"{other.data.n_train}/{other.data.n_val}")
+            if course is not None:
+                course = course_of(request.course, other, request.lang)
+                request_file = replace(request_file, only=tuple(course.check_ids))
+            track = other
+            lab = None
+            if labs is not None:
+                if (request.device, track.id) not in labs:
+                    labs[(request.device, track.id)] = prepared_lab(request.device, track)
+                lab = labs[(request.device, track.id)]
+            report = grade_request(request_file, track, lab)
+    if guessed and report.error_kind == "protocol" and request.format in ("text", "json"):
+        # not a file of this track: say so first, exit 2, rather than a verdict of the wrong track
+        raise UsageProblem(f"{PROTOCOL_HINT.render(request.lang, track=track.id)}\n{report.error}")
     hint = track_hint(report, track, request.lang) if guessed and request.format == "text" else None
-    return CheckOutcome(report=report, track=track, path=path, kata=kata, hint=hint, only=bool(request.only))
+    if note is not None:
+        hint = None
+    return CheckOutcome(report=report, track=track, path=path, kata=kata, hint=hint, only=bool(request_file.only),
+                        course=course, note=note)
+
+
+COURSE_AND_ONLY = Message(
+    en="--course and --only both choose the checks: list them in the course's [points]",
+    es="--course y --only eligen ambos las comprobaciones: enuméralas en los [points] del curso",
+)
+
+
+def course_of(path: str, track: Track, lang: str) -> Course:
+    """The course file or folder ``path`` (its [points], checked against ``track``); a bad one is exit 2."""
+    from checker.checks import REGISTRY
+
+    try:
+        return load_course(Path(path), list(REGISTRY), track=track)
+    except CourseFileError as exc:
+        raise UsageProblem(f"--course: {exc}") from None
 

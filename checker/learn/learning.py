@@ -94,7 +94,7 @@ def check_current(request: CheckRequest, workdir: str | None) -> int:
         con.print(f"[bold magenta]{escape(session.header(kata))}[/]  [dim]{escape(shown_path(path))}[/]")
     outcome = check(request, session=session)
     report = outcome.report
-    emit_report(report, request.format, session.lang, request.verbose)
+    emit_report(report, request.format, session.lang, request.verbose, weights=outcome.weights)
     if not outcome.gradable:  # the file could not be graded
         return report.exit_code
     newly = outcome.record(session)

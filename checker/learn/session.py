@@ -146,7 +146,8 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
                  track: str | None = None) -> Session:
     """The working folder, its progress and the catalogue; any problem is a UsageProblem (exit 2).
 
-    With ``need_katas`` False (watching any file), a missing or broken catalogue is not an error.
+    With ``need_katas`` False (watching any file), a missing or broken catalogue is not an error. Without
+    ``track``, the course folder's default track (its kata.toml's ``track``) where it names one.
     """
     lang = resolve_lang(lang)
     try:
@@ -155,6 +156,14 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
     except ProgressError as exc:
         raise UsageProblem(exc.render(lang)) from None
     katas: list[Kata] = []
+    if not track:  # a course folder's default track (kata.toml), else every track's katas
+        from checker.setting.course import CourseError, find_course
+
+        try:
+            course = find_course()
+        except CourseError as exc:
+            raise UsageProblem(str(exc)) from None
+        track = course.track if course is not None else None
     try:
         if track:
             from checker.setting.tracks import track_named

@@ -161,6 +161,8 @@ class Watch:
 
         def body() -> None:
             out.print("")
+            if outcome.note:  # graded against the track the file follows: said first
+                out.print(escape(outcome.note))
             render_text(report, out, session.lang, verbose=self.request.verbose)
             curve = loss_curve(report, session.lang, outcome.track)
             if curve:

@@ -491,6 +491,7 @@ def run_generated(
     verification = Verification(
         reference=ref, results=results, check_ids=ids, reference_source=ref_source,
         seconds={"total": time.perf_counter() - started}, config={"seeds": 1, "checks": ids, "workers": 2},
+        reference_name=lab.track.reference_path if lab is not None else REFERENCE_NAME,
     )
     return verification, behaviour, hits
 

@@ -22,7 +22,6 @@ from checker.mutation.verify import (
     COMPILE_ERROR,
     IGNORED,
     KILLED,
-    REFERENCE_NAME,
     RUNTIME_ERROR,
     SURVIVED,
     TIMEOUT,
@@ -197,7 +196,7 @@ def stryker_report(v: Verification) -> dict[str, Any]:
         "thresholds": dict(THRESHOLDS),
         "projectRoot": str(Path(__file__).resolve().parents[2]),
         "files": {
-            REFERENCE_NAME: {
+            v.reference_name: {
                 "language": "python",
                 "source": v.reference_source,
                 "mutants": [_mutant_entry(v, r) for r in v.results],
@@ -270,14 +269,15 @@ def render_html(v: Verification) -> str:
             glyph, style = cell(r, cid)
             cells.append({"glyph": glyph, "cls": _CELL_CLASS.get(style, ""), "check": cid,
                           "status": r.checks.get(cid, "not run")})
-        diff = _diff_rows(unified_diff(v.reference_source, r.source, r.mutant.id)) if r.source is not None else None
+        diff = (_diff_rows(unified_diff(v.reference_source, r.source, r.mutant.id, v.reference_name))
+                if r.source is not None else None)
         rows.append({"r": r, "m": r.mutant, "cells": cells, "flag": bool(r.missing or r.unknown), "diff": diff})
     kills = [sum(r.checks.get(c, "pass") != "pass" for r in v.results) for c in v.check_ids]
     env = jinja2.Environment(loader=jinja2.PackageLoader("checker", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("verify.html.j2").render(
         v=v, ref=ref, cards=cards, checks=checks, reference_cells=reference_cells, rows=rows, kills=kills,
-        problems=v.problems, idle=v.idle_checks, reference_name=REFERENCE_NAME,
+        problems=v.problems, idle=v.idle_checks, reference_name=v.reference_name,
         seconds=f"{v.seconds.get('total', 0.0):.1f}",
     )
 

@@ -121,6 +121,8 @@ class Verification:
     reference_source: str
     seconds: dict[str, float] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    reference_name: str = REFERENCE_NAME
+    """The track's reference, as its track file names it (reports and diffs say it)."""
 
     def count(self, status: MutantStatus) -> int:
         return sum(r.status == status for r in self.results)
@@ -326,6 +328,7 @@ def run_verify(
             "total": time.perf_counter() - started,
         },
         config={"seeds": seeds, "only": list(only), "checks": ids, "workers": 2},
+        reference_name=getattr(getattr(lab, "track", None), "reference_path", REFERENCE_NAME),
     )
 
 

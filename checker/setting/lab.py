@@ -10,7 +10,7 @@ import checker.sandbox.jobs  # noqa: F401  (sets the fork-safe CUDA check before
 from checker.base.errors import UsageProblem
 from checker.base.term import console
 from checker.sandbox.zygote import preload, prestart
-from checker.setting.tracks import LessonData, Track, TrackError, all_tracks, get_track
+from checker.setting.tracks import LessonData, Track, TrackError, all_tracks, arrays_of, get_track, lesson_data
 
 
 def warm_up_torch() -> None:
@@ -97,7 +97,8 @@ def warm_up() -> None:
     warm_up_torch()
     try:
         for track in all_tracks().values():
-            track.split(0)
+            if not track.data.trusted:  # those come with the lab, read in kata's own process
+                track.split(0)
     except Exception:  # noqa: BLE001 - a track that cannot load is reported where it is used
         pass
 
@@ -111,17 +112,41 @@ class Lab:
         self.track: Track = track if isinstance(track, Track) else get_track(track)
         self.draw = None
         """The differential checks' arguments (``checker.setting.draws.Draw``), set in each child before it measures."""
+        self.arrays = None
+        """The track's data as numpy arrays, read here (kata's own, trusted process) when the track's data comes
+        from a file or from the reference's make_data (``DataSpec.trusted``): both are hidden from the children,
+        which get the data with the lab."""
+        self._data: LessonData | None = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_data"] = None  # tensors are rebuilt from the arrays where they are used
+        return state
 
     def prepare(self) -> Lab:
         """Start the zygote now (``checker.sandbox.zygote``): it imports torch, warms it up and computes the built-in
         tracks' data once, beside the caller's own work, so no child repeats it. The caller itself needs
         no torch to grade: verdicts are judged from plain figures."""
         prestart()
+        self.load_trusted()
         return self
+
+    def load_trusted(self) -> None:
+        """Read the track's data here when only a trusted process may (a file, the reference's make_data)."""
+        if self.arrays is None and self.track.data.trusted:
+            self.arrays = arrays_of(self.track.data, 0)
 
     @property
     def data(self) -> LessonData:
-        return self.track.split(0)
+        if self._data is None:
+            if self.track.data.trusted:
+                if self.arrays is None:
+                    raise TrackError(f"track {self.track.id}: its data ({self.track.data.call()}) is read only in "
+                                     f"kata's own process, and this lab was not prepared there")
+                self._data = lesson_data(self.arrays)
+            else:
+                self._data = self.track.split(0)
+        return self._data
 
 
 def prepared_lab(device: str = "cpu", track=None) -> Lab:

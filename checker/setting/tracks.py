@@ -45,6 +45,7 @@ from checker.base.toml import (
     take,
 )
 from checker.loopfile.protocol import PROTOCOLS, functions_of
+from checker.setting.course import CourseError, find_course
 
 DEFAULT = "moons"
 """The track of protocol v1, and of every command run without ``--track``."""
@@ -60,25 +61,59 @@ class TrackError(Exception):
 # --------------------------------------------------------------------------- the parts of a track
 
 
+SOURCES = ("generator", "dataset", "file", "reference")
+"""Where a track's data comes from: a ``make_*`` generator, a bundled ``load_*`` dataset of scikit-learn, a file
+the course ships beside the track file (CSV or NPZ), or the reference loop's own ``make_data(seed=0)``."""
+TRUSTED_SOURCES = ("file", "reference")
+"""Sources read only in kata's own (trusted) process, the data handed to every child with the lab: the track's
+folder and its reference are hidden from graded children."""
+
+
 @dataclass(frozen=True)
 class DataSpec:
     generator: str
-    """A ``make_*`` function of ``sklearn.datasets`` that takes ``n_samples`` and ``random_state``."""
+    """A ``make_*`` function of ``sklearn.datasets`` that takes ``n_samples`` and ``random_state``; a ``load_*``
+    one (``dataset``); ``file:NAME`` (``file``); ``reference`` (the reference's make_data)."""
     params: tuple[tuple[str, Any], ...]
     """Its other keyword arguments as (name, value) pairs, e.g. ``(("noise", 0.2),)`` or ``(("centers", 3),)``."""
     n_samples: int
     n_val: int
     """Examples held out for validation (``train_test_split(test_size=n_val)``)."""
     stratify: bool = True
+    source: str = "generator"
+    """One of ``SOURCES``."""
+    path: str | None = None
+    """The file (``file``) or the reference loop (``reference``), absolute."""
+    scale: float | None = None
+    """Features multiplied by this before the split (load_digits' pixels: 1/16)."""
+    standardize: bool = False
+    """Features standardised after the split, with the training part's mean and standard deviation."""
 
     @property
     def n_train(self) -> int:
         return self.n_samples - self.n_val
 
+    @property
+    def trusted(self) -> bool:
+        """Whether only kata's own process may compute this data (see ``TRUSTED_SOURCES``)."""
+        return self.source in TRUSTED_SOURCES
+
     def call(self) -> str:
-        """The generator call as a learner would write it, for messages."""
-        args = [f"n_samples={self.n_samples}", *(f"{k}={v!r}" for k, v in self.params)]
-        return f"{self.generator}({', '.join(args)})"
+        """The data as a learner would write it, for messages."""
+        if self.source == "dataset":
+            text = f"{self.generator}()"
+        elif self.source == "file":
+            text = f"{Path(self.path or '').name} ({self.n_samples} rows)"
+        elif self.source == "reference":
+            text = f"the reference's make_data ({self.n_samples} rows)"
+        else:
+            args = [f"n_samples={self.n_samples}", *(f"{k}={v!r}" for k, v in self.params)]
+            text = f"{self.generator}({', '.join(args)})"
+        if self.scale is not None:
+            text += f" * {self.scale:g}"
+        if self.standardize:
+            text += ", standardised on the training split"
+        return text
 
 
 @dataclass(frozen=True)
@@ -240,25 +275,119 @@ class LessonData:
         return self.X_train, self.y_train, self.X_val, self.y_val
 
 
-@functools.lru_cache(maxsize=8)
-def split_of(spec: DataSpec, seed: int = 0) -> LessonData:
+def raw_arrays(spec: DataSpec, seed: int = 0):
+    """The data before the split: ``(X, y)`` as numpy arrays, or, for the reference's own make_data, the four
+    parts it returns (already split). TrackError names what could not be read."""
+    import numpy as np
+
+    if spec.source == "file":
+        return _read_file(spec)
+    if spec.source == "reference":
+        return _reference_data(spec, seed)
     import sklearn.datasets
-    import torch
-    from sklearn.model_selection import train_test_split
 
     make = getattr(sklearn.datasets, spec.generator, None)
     if not callable(make):
-        raise TrackError(f"[data] generator {spec.generator!r} is not a function of sklearn.datasets")
+        raise TrackError(f"[data] {spec.source} {spec.generator!r} is not a function of sklearn.datasets")
     try:
-        X, y = make(n_samples=spec.n_samples, random_state=seed, **dict(spec.params))
-    except (TypeError, ValueError) as exc:
+        if spec.source == "dataset":  # bundled with scikit-learn: nothing downloads
+            X, y = make(return_X_y=True, **dict(spec.params))
+        else:
+            X, y = make(n_samples=spec.n_samples, random_state=seed, **dict(spec.params))
+    except (TypeError, ValueError, OSError) as exc:
         raise TrackError(f"[data] {spec.call()} failed: {exc}") from None
-    X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=spec.n_val, random_state=seed,
-                                              stratify=y if spec.stratify else None)
-    return LessonData(
-        torch.tensor(X_tr, dtype=torch.float32), torch.tensor(y_tr, dtype=torch.int64),
-        torch.tensor(X_va, dtype=torch.float32), torch.tensor(y_va, dtype=torch.int64),
-    )
+    return np.asarray(X), np.asarray(y)
+
+
+def _read_file(spec: DataSpec):
+    """A course's data file: NPZ with arrays ``X`` and ``y``, or CSV (a header row, the label in the last
+    column)."""
+    import numpy as np
+
+    path = Path(spec.path or "")
+    try:
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as npz:
+                if "X" not in npz or "y" not in npz:
+                    raise TrackError(f"[data] file {path}: an NPZ file needs arrays named X and y "
+                                     f"(it has {', '.join(npz.files) or 'none'})")
+                return np.asarray(npz["X"]), np.asarray(npz["y"])
+        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    except OSError as exc:
+        raise TrackError(f"[data] file {path}: cannot read it ({exc})") from None
+    except ValueError as exc:
+        raise TrackError(f"[data] file {path}: not a CSV of numbers with one header row ({exc})") from None
+    return table[:, :-1], table[:, -1]
+
+
+def _reference_data(spec: DataSpec, seed: int):
+    from checker.loopfile.loading import load_module
+
+    path = Path(spec.path or "")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TrackError(f"[data] the reference {path}: cannot read it ({exc})") from None
+    try:
+        module = load_module(source, str(path))
+        out = module.make_data(seed=seed)
+    except Exception as exc:  # noqa: BLE001 - the instructor's reference, said in one line
+        raise TrackError(f"[data] the reference's make_data(seed={seed}) failed: {type(exc).__name__}: {exc}"
+                         ) from None
+    if not isinstance(out, tuple | list) or len(out) != 4:
+        raise TrackError("[data] the reference's make_data must return X_train, y_train, X_val, y_val")
+    return tuple(_numpy(part) for part in out)
+
+
+def _numpy(part):
+    import numpy as np
+
+    detach = getattr(part, "detach", None)
+    return np.asarray(detach().cpu().numpy() if callable(detach) else part)
+
+
+def arrays_of(spec: DataSpec, seed: int = 0) -> tuple:
+    """The track's four parts as numpy arrays (float32 features, int64 labels): read, scaled, split, standardised
+    as the track declares; TrackError says what does not fit the declared sizes."""
+    import numpy as np
+
+    raw = raw_arrays(spec, seed)
+    if len(raw) == 4:
+        X_tr, y_tr, X_va, y_va = raw
+        n = len(X_tr) + len(X_va)
+        if n != spec.n_samples or len(X_va) != spec.n_val:
+            raise TrackError(f"[data] the reference's make_data gives {len(X_tr)}/{len(X_va)} rows; the track "
+                             f"declares n_samples = {spec.n_samples} and n_val = {spec.n_val}")
+    else:
+        from sklearn.model_selection import train_test_split
+
+        X, y = raw
+        if len(X) != spec.n_samples:
+            raise TrackError(f"[data] {spec.call()} has {len(X)} rows, but the track declares n_samples = "
+                             f"{spec.n_samples}")
+        if spec.scale is not None:
+            X = X * spec.scale
+        X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=spec.n_val, random_state=seed,
+                                                  stratify=y if spec.stratify else None)
+    if spec.standardize:  # as StandardScaler().fit(X_train) does it, in float64
+        X_tr, X_va = np.asarray(X_tr, dtype=np.float64), np.asarray(X_va, dtype=np.float64)
+        mean, std = X_tr.mean(axis=0), X_tr.std(axis=0)
+        std = np.where(std > 0, std, 1.0)
+        X_tr, X_va = (X_tr - mean) / std, (X_va - mean) / std
+    return (np.ascontiguousarray(X_tr, dtype=np.float32), np.asarray(y_tr, dtype=np.int64),
+            np.ascontiguousarray(X_va, dtype=np.float32), np.asarray(y_va, dtype=np.int64))
+
+
+def lesson_data(arrays) -> LessonData:
+    """Four numpy arrays as the tensors the checks compare with."""
+    import torch
+
+    return LessonData(*(torch.tensor(a) for a in arrays))
+
+
+@functools.lru_cache(maxsize=8)
+def split_of(spec: DataSpec, seed: int = 0) -> LessonData:
+    return lesson_data(arrays_of(spec, seed))
 
 
 # --------------------------------------------------------------------------- reading track files
@@ -276,11 +405,17 @@ TRACK_FIELDS = (
     Field("thresholds", TABLE, required=False, doc="a [thresholds] table"),
 )
 DATA_FIELDS = (
-    Field("generator", TEXT, doc="a make_* function of sklearn.datasets"),
-    Field("n_samples", POSITIVE_INT),
+    Field("generator", TEXT, required=False, doc="a make_* function of sklearn.datasets"),
+    Field("dataset", TEXT, required=False, doc="a load_* dataset bundled with scikit-learn, e.g. load_digits"),
+    Field("file", TEXT, required=False, doc="a CSV or NPZ file beside the track file"),
+    Field("source", TEXT, required=False, doc="\"reference\": the reference loop's own make_data(seed=0)"),
+    Field("n_samples", POSITIVE_INT, doc="rows in all (a dataset's or file's must match)"),
     Field("n_val", POSITIVE_INT, doc="examples held out for validation"),
     Field("stratify", BOOL, required=False),
-    Field("params", TABLE, required=False, doc="the generator's other keyword arguments"),
+    Field("params", TABLE, required=False, doc="the generator's (or dataset's) other keyword arguments"),
+    Field("scale", NUMBER, required=False, doc="multiply the features by this before the split (1/16 = 0.0625)"),
+    Field("standardize", BOOL, required=False, doc="standardise the features with the training split's mean "
+          "and standard deviation"),
 )
 MODEL_FIELDS = (
     Field("widths", INTS, doc="features in, hidden widths, classes out, e.g. [2, 16, 2]"),
@@ -309,6 +444,49 @@ def _table(data: dict, fields: tuple[Field, ...], where: str) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _data_spec(data: dict, path: Path, root: Path, reference: str) -> DataSpec:
+    """The [data] table as a DataSpec: exactly one source, and sizes that fit."""
+    where = f"{path} [data]"
+    given = [name for name in ("generator", "dataset", "file") if name in data]
+    if data.get("source") is not None:
+        if data["source"] != "reference":
+            raise TrackError(f"{where}: source {data['source']!r}: the only source field is \"reference\" (the "
+                             f"reference loop's make_data); else give generator, dataset or file")
+        given.append("reference")
+    if len(given) != 1:
+        raise TrackError(f"{where}: give exactly one of generator (make_*), dataset (load_*), file (CSV or NPZ) "
+                         f"or source = \"reference\"" + (f" (found {', '.join(given)})" if given else ""))
+    kind = {"generator": "generator", "dataset": "dataset", "file": "file", "reference": "reference"}[given[0]]
+    name = data.get(kind, "reference") if kind != "reference" else "reference"
+    file = None
+    if kind == "generator" and (not name.startswith("make_") or not name.isidentifier()):
+        raise TrackError(f"{where}: generator {name!r} is not a make_* function of sklearn.datasets")
+    if kind == "dataset" and (not name.startswith("load_") or not name.isidentifier()):
+        raise TrackError(f"{where}: dataset {name!r} is not a load_* function of sklearn.datasets (a dataset "
+                         f"bundled with scikit-learn; nothing is downloaded)")
+    if kind == "file":
+        file = (path.parent / name).resolve()
+        if file.suffix not in (".csv", ".npz"):
+            raise TrackError(f"{where}: file {name!r}: use a .csv or an .npz file")
+        if not file.is_file():
+            raise TrackError(f"{where}: file {name!r}: no such file beside the track file ({file})")
+        name = f"file:{file.name}"
+    if kind == "reference":
+        file = (root / reference).resolve()
+        if data.get("scale") is not None or data.get("standardize") or "params" in data:
+            raise TrackError(f"{where}: source = \"reference\": the reference's make_data already gives the "
+                             f"split data; leave out params, scale and standardize")
+    if kind in ("file", "reference") and "params" in data:
+        raise TrackError(f"{where}: params are a generator's or dataset's arguments; a {kind} takes none")
+    spec = DataSpec(generator=name, params=tuple(sorted((data.get("params") or {}).items())),
+                    n_samples=data["n_samples"], n_val=data["n_val"], stratify=data.get("stratify", True),
+                    source=kind, path=str(file) if file else None, scale=data.get("scale"),
+                    standardize=bool(data.get("standardize", False)))
+    if spec.n_val >= spec.n_samples:
+        raise TrackError(f"{where}: n_val ({spec.n_val}) must be below n_samples ({spec.n_samples})")
+    return spec
+
+
 def parse_track(path: Path, root: Path) -> Track:
     raw = read_toml(path, TrackError)
     where = str(path)
@@ -321,16 +499,7 @@ def parse_track(path: Path, root: Path) -> Track:
     if unknown:
         raise TrackError(f"{where}: field `protocol`: unknown group(s) {', '.join(unknown)} "
                          f"(known: {', '.join(PROTOCOLS)})")
-    data = _table(top["data"], DATA_FIELDS, f"{where} [data]")
-    data["params"] = tuple(sorted((data.get("params") or {}).items()))
-    data.setdefault("stratify", True)
-    spec = DataSpec(**data)
-    # whether scikit-learn has it is known only once it is imported (split_of): kept out of `kata list`
-    if not spec.generator.startswith("make_") or not spec.generator.isidentifier():
-        raise TrackError(f"{where} [data]: generator {spec.generator!r} is not a make_* function of "
-                         f"sklearn.datasets")
-    if spec.n_val >= spec.n_samples:
-        raise TrackError(f"{where} [data]: n_val ({spec.n_val}) must be below n_samples ({spec.n_samples})")
+    spec = _data_spec(_table(top["data"], DATA_FIELDS, f"{where} [data]"), path, root, top["reference"])
     model = ModelSpec(**_table(top["model"], MODEL_FIELDS, f"{where} [model]"))
     if len(model.widths) < 2:
         raise TrackError(f"{where} [model]: widths needs at least the features in and the classes out")
@@ -347,11 +516,29 @@ def tracks_dir() -> Path:
 
 
 def track_folders() -> list[Path]:
-    """The shipped ``tracks/``, then every folder in ``$KATA_TRACKS``."""
+    """The shipped ``tracks/``, then the course folder's (``kata.toml``, found from the working folder upwards:
+    ``checker.setting.course``), then every folder in ``$KATA_TRACKS``."""
     import os
 
+    try:
+        course = find_course()
+    except CourseError as exc:
+        raise TrackError(str(exc)) from None
+    ours = course.track_folders if course is not None else []
     extra = [Path(p).expanduser() for p in os.environ.get(TRACKS_ENV, "").split(os.pathsep) if p.strip()]
-    return [tracks_dir(), *extra]
+    found: dict[Path, None] = {}
+    for folder in (tracks_dir(), *ours, *extra):
+        found.setdefault(folder.resolve() if folder.exists() else folder, None)
+    return list(found)
+
+
+def default_track() -> str:
+    """The course's ``track`` (kata.toml), else moons."""
+    try:
+        course = find_course()
+    except CourseError as exc:
+        raise TrackError(str(exc)) from None
+    return (course.track if course is not None and course.track else None) or DEFAULT
 
 
 def all_tracks(folder: Path | None = None) -> dict[str, Track]:
@@ -372,8 +559,8 @@ def all_tracks(folder: Path | None = None) -> dict[str, Track]:
 
 
 def get_track(name: str | None = None) -> Track:
-    """The track called ``name`` (default: moons); TrackError lists the known ones otherwise."""
-    name = name or DEFAULT
+    """The track called ``name`` (default: the course's, else moons); TrackError lists the known ones otherwise."""
+    name = name or default_track()
     tracks = all_tracks()
     if name not in tracks:
         raise TrackError(f"no track called {name!r} (known: {', '.join(tracks)})")

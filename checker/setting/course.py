@@ -1,0 +1,166 @@
+"""The course folder: a directory holding ``kata.toml`` (or a ``pyproject.toml`` with a ``[tool.kata]`` table),
+found from the working folder upwards, or named with ``--course DIR``.
+
+It names what an instructor's course adds to kata, all inside the course folder (never in the installed
+package):
+
+- ``tracks``: folders of track files (default ``["tracks"]``), relative to the course folder; each track file
+  names its reference, mutants and katas folders relative to its folder's parent (``checker.setting.tracks``),
+  so `kata new` and `kata mutants verify` write there;
+- ``track``: the course's default track (commands run without ``--track``);
+- ``language``: the course's default language (``en`` or ``es``), after ``--lang`` and ``$KATA_LANG``;
+- ``title``, ``[points]`` and ``[read]``: the course's weights, as a course file says them
+  (``checker.grade.gradebook.load_course``).
+
+``$KATA_TRACKS`` still adds folders of track files. ``$KATA_COURSE`` names the course folder when the working
+folder is not inside it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.base.errors import UsageProblem
+from checker.base.i18n import LANGS, Message, resolve_lang
+from checker.base.toml import STRINGS, TABLE, TEXT, Field, read_toml, refuse_unknown, take
+
+COURSE_FILE = "kata.toml"
+PYPROJECT = "pyproject.toml"
+COURSE_ENV = "KATA_COURSE"
+"""A course folder to use when the working folder is not inside one."""
+PACKAGE = Path(__file__).resolve().parents[1]
+"""The installed ``checker`` package: nothing an instructor writes goes in here."""
+
+
+class CourseError(Exception):
+    """A kata.toml (or [tool.kata]) that cannot be used; the message names the file and the field."""
+
+
+COURSE_FIELDS = (
+    Field("title", TEXT, required=False, doc="the course's name (feedback files)"),
+    Field("language", TEXT, required=False, doc="en or es: the course's default language"),
+    Field("track", TEXT, required=False, doc="the default track of commands run in the course"),
+    Field("tracks", STRINGS, required=False, doc="folders of track files, relative to the course folder "
+          "(default: its tracks/ folder, if it has one)"),
+    Field("points", TABLE, required=False, doc="check id = points: the course's weights"),
+    Field("read", TABLE, required=False, doc="check id = what to read when it fails"),
+)
+
+
+@dataclass(frozen=True)
+class CourseFolder:
+    root: Path
+    """The course folder (where kata.toml, or the pyproject.toml, is)."""
+    file: Path
+    title: str | None = None
+    language: str | None = None
+    track: str | None = None
+    tracks: tuple[str, ...] = ()
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    """The whole table (``points``, ``read``, ``title``: the course's weights, read by the grade layer)."""
+
+    @property
+    def track_folders(self) -> list[Path]:
+        return [self.root / t for t in self.tracks]
+
+    @property
+    def has_points(self) -> bool:
+        return bool(self.raw.get("points"))
+
+
+def _table_of(path: Path) -> dict | None:
+    data = read_toml(path, CourseError)
+    if path.name == PYPROJECT:
+        kata = data.get("tool", {}).get("kata") if isinstance(data.get("tool"), dict) else None
+        return kata if isinstance(kata, dict) else None
+    return data
+
+
+def parse_course(path: Path) -> CourseFolder:
+    """The course that ``path`` (a kata.toml, a pyproject.toml with [tool.kata], or a folder holding one)
+    declares; CourseError names the file and the field."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        for name in (COURSE_FILE, PYPROJECT):
+            if (path / name).is_file() and _table_of(path / name) is not None:
+                return parse_course(path / name)
+        raise CourseError(f"{path}: no {COURSE_FILE} (nor a {PYPROJECT} with [tool.kata]) in this folder")
+    if not path.is_file():
+        raise CourseError(f"{path}: no such course file or folder")
+    raw = _table_of(path)
+    where = f"{path} [tool.kata]" if path.name == PYPROJECT else str(path)
+    if raw is None:
+        raise CourseError(f"{path}: no [tool.kata] table")
+    refuse_unknown(raw, [f.name for f in COURSE_FIELDS], where, CourseError)
+    values = take(raw, COURSE_FIELDS, where, CourseError)
+    language = values["language"]
+    if language is not None and language not in LANGS:
+        raise CourseError(f"{where}: field `language` is {language!r} (use {' or '.join(LANGS)})")
+    root = path.resolve().parent
+    # no `tracks` field: the course's tracks/ folder, where there is one
+    tracks = tuple(values["tracks"] or (("tracks",) if (root / "tracks").is_dir() else ()))
+    for name in tracks:
+        if not (root / name).is_dir():
+            raise CourseError(f"{where}: field `tracks`: {root / name} is not a folder")
+    return CourseFolder(root=root, file=path.resolve(), title=values["title"], language=language,
+                        track=values["track"], tracks=tracks, raw=raw)
+
+
+def find_course_file(start: Path | None = None) -> Path | None:
+    """The nearest kata.toml (or pyproject.toml with [tool.kata]) from ``start`` (default: the working folder)
+    upwards, else ``$KATA_COURSE``'s; None when there is none."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / COURSE_FILE).is_file():
+            return folder / COURSE_FILE
+        pyproject = folder / PYPROJECT
+        if pyproject.is_file():
+            try:
+                if _table_of(pyproject) is not None:
+                    return pyproject
+            except CourseError:
+                pass
+    env = os.environ.get(COURSE_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    return None
+
+
+def find_course(start: Path | None = None) -> CourseFolder | None:
+    """The course folder the working folder is in (see ``find_course_file``), else None; CourseError when its
+    kata.toml is malformed."""
+    found = find_course_file(start)
+    return parse_course(found) if found is not None else None
+
+
+def current_course() -> CourseFolder | None:
+    """The course folder of this command, else None; a malformed kata.toml is a UsageProblem (exit 2)."""
+    try:
+        return find_course()
+    except CourseError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def in_package(path: Path) -> bool:
+    """Whether ``path`` is inside the installed ``checker`` package (its ``_data`` included)."""
+    real = Path(os.path.realpath(path))
+    return real == PACKAGE or PACKAGE in real.parents
+
+
+IN_PACKAGE = Message(
+    en="{what}: {path} is inside the installed kata package, where the next upgrade would lose it; work in a "
+       "course folder instead (a folder with a kata.toml whose track files name their own mutants and katas "
+       "folders: CONTRIBUTING.md, \"A course folder\") and give --track NAME",
+    es="{what}: {path} está dentro del paquete kata instalado, donde la próxima actualización lo perdería; "
+       "trabaja en una carpeta de curso (una carpeta con un kata.toml cuyos archivos de pista nombran sus propias "
+       "carpetas de mutantes y katas: CONTRIBUTING.md, \"A course folder\") y da --track NOMBRE",
+)
+
+
+def refuse_package_write(path: Path, what: str) -> None:
+    """A UsageProblem (exit 2) when ``path``, where ``what`` would be written, lies in the installed package."""
+    if in_package(path):
+        raise UsageProblem(IN_PACKAGE.render(resolve_lang(), what=what, path=path))
