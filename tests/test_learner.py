@@ -617,7 +617,9 @@ CLI_ALLOWED: dict[str, set[str]] = {
     # reads the grading secret once, refuses a blank one (checker.grade.request.BAD_SECRET) and drops $KATA_SECRET
     "checker.cli.common": {"Options", "pass_options", "_store", "stored_lang_option", "session_options",
                            "lang_option", "track_option", "secret_option", "_secret", "current_lang",
-                           "current_workdir"},
+                           "current_workdir",
+                           # --course DIR made known to every layer below as $KATA_COURSE, and the course's language
+                           "use_course", "course_language"},
     # the commands put on the `kata` group, as one tuple and one call
     "checker.cli.learner": {"COMMANDS", "register", "confirm"},  # and the reset question, asked with click
     "checker.cli": {"register_learner",  # the call that registers them (main.add_command(...) is allowed)
