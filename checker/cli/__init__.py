@@ -6,6 +6,7 @@ import click
 
 from checker import __version__
 from checker.base.errors import Failure
+from checker.cli.autograder import autograder_group
 from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
 from checker.cli.instructor import grade_cmd, new_cmd
@@ -63,3 +64,4 @@ register_learner(main)
 main.add_command(grade_cmd)
 main.add_command(new_cmd)
 main.add_command(mutants_group)
+main.add_command(autograder_group)
