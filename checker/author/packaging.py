@@ -52,6 +52,43 @@ NO_RESULT = Message(
     es="kata no pudo evaluar la entrega (código de salida %d); avisa a tu profesor.",
 )
 
+PROBLEMS = {
+    "installed": Message(
+        en="kata runs from an installed package ({package}), not from a checkout of its source, so there is nothing "
+           "to bundle: give --kata with a pip requirement (e.g. 'kata @ git+https://HOST/YOU/kata') or a wheel file",
+        es="kata se ejecuta desde un paquete instalado ({package}), no desde una copia de su código, así que no hay "
+           "nada que empaquetar: da --kata con un requisito de pip (p. ej. 'kata @ git+https://HOST/TU/kata') o un "
+           "archivo wheel"),
+    "no_toml": Message(en="--course {course}: the folder holds no {toml}, so it is no course folder",
+                       es="--course {course}: la carpeta no contiene {toml}, así que no es una carpeta de curso"),
+    "course_file": Message(
+        en="--course {course} is a file: give the course folder (the one holding {toml}); a course file of points "
+           "is read by `kata grade` (and `kata autograder docker`)",
+        es="--course {course} es un archivo: da la carpeta del curso (la que contiene {toml}); un archivo de puntos "
+           "del curso lo leen `kata grade` (y `kata autograder docker`)"),
+    "no_course": Message(en="--course {course}: no such folder", es="--course {course}: no existe esa carpeta"),
+    "no_wheel": Message(en="--kata {kata}: no such wheel file", es="--kata {kata}: no existe ese archivo wheel"),
+    "empty_kata": Message(en="--kata is empty: give a pip requirement for kata, or a wheel file",
+                          es="--kata está vacío: da un requisito de pip para kata, o un archivo wheel"),
+    "exists": Message(en="{paths} already exist(s): use --force to replace, or choose another -o",
+                      es="{paths} ya existe(n): usa --force para reemplazarlo, o elige otra carpeta -o"),
+    "out_file": Message(en="-o {out}: that is a file, not a folder", es="-o {out}: es un archivo, no una carpeta"),
+    "out_mkdir": Message(en="-o {out}: cannot create the folder ({why})",
+                         es="-o {out}: no se puede crear la carpeta ({why})"),
+    "file": Message(en="--file {file}: give the learner's file name in the repository, ending in .py or .ipynb",
+                    es="--file {file}: da el nombre del archivo del estudiante en el repositorio, acabado en .py o "
+                       ".ipynb"),
+    "course_only": Message(
+        en="--course and --only both choose the checks: list them in the course file's [points]",
+        es="--course y --only eligen las dos las comprobaciones: enuméralas en los [points] del archivo del curso"),
+    "only": Message(en="--only: unknown check id(s) {ids} (`kata checks` lists them)",
+                    es="--only: comprobación(es) desconocida(s) {ids} (`kata checks` las enumera)"),
+}
+
+
+def _problem(key: str, lang: str, **values) -> UsageProblem:
+    return UsageProblem(PROBLEMS[key].render(lang, **values))
+
 
 @dataclass(frozen=True)
 class Options:
@@ -81,13 +118,10 @@ def _walk(path: Path) -> Iterator[Path]:
             yield p
 
 
-def kata_source() -> list[tuple[Path, str]]:
+def kata_source(lang: str = "en") -> list[tuple[Path, str]]:
     """(file, its path inside the bundle) for kata's own source, as ``pip install`` builds it."""
     if not (_CHECKOUT / "pyproject.toml").is_file() or not (_CHECKOUT / "solutions").is_dir():
-        raise UsageProblem(
-            f"kata runs from an installed package ({_PACKAGE}), not from a checkout of its source, so there is "
-            "nothing to bundle: give --kata with a pip requirement (e.g. 'kata @ git+https://HOST/YOU/kata') or "
-            "a wheel file")
+        raise _problem("installed", lang, package=_PACKAGE)
     files = []
     for part in _SOURCE_PARTS:
         for p in _walk(_CHECKOUT / part):
@@ -99,34 +133,33 @@ def _course_files(course: Path) -> list[tuple[Path, str]]:
     return [(p, p.relative_to(course).as_posix()) for p in _walk(course)]
 
 
-def check_course(course: Path | None, *, file_ok: bool) -> str | None:
+def check_course(course: Path | None, *, file_ok: bool, lang: str = "en") -> str | None:
     """``"folder"``, ``"file"`` (a course file, where ``file_ok``) or None; UsageProblem for anything else."""
     if course is None:
         return None
     if course.is_dir():
         if not (course / COURSE_FILE).is_file():
-            raise UsageProblem(f"--course {course}: the folder holds no {COURSE_FILE}, so it is no course folder")
+            raise _problem("no_toml", lang, course=course, toml=COURSE_FILE)
         return "folder"
     if course.is_file() and file_ok:
         return "file"
     if course.is_file():
-        raise UsageProblem(f"--course {course} is a file: give the course folder (the one holding {COURSE_FILE}); "
-                           "a course file of points is read by `kata grade` (and `kata autograder docker`)")
-    raise UsageProblem(f"--course {course}: no such folder")
+        raise _problem("course_file", lang, course=course, toml=COURSE_FILE)
+    raise _problem("no_course", lang, course=course)
 
 
 def _kata_install(options: Options, where: str) -> tuple[str, list[tuple[Path, str]]]:
     """What pip installs as kata (``where``: the bundle's path where the target machine sees it), and the files
     to bundle for it."""
     if options.kata is None:
-        return where, [(p, f"kata/{rel}") for p, rel in kata_source()]
+        return where, [(p, f"kata/{rel}") for p, rel in kata_source(options.lang)]
     wheel = Path(options.kata)
     if options.kata.endswith(".whl"):
         if not wheel.is_file():
-            raise UsageProblem(f"--kata {options.kata}: no such wheel file")
+            raise _problem("no_wheel", options.lang, kata=options.kata)
         return f"{where}/{wheel.name}", [(wheel, f"kata/{wheel.name}")]
     if not options.kata.strip():
-        raise UsageProblem("--kata is empty: give a pip requirement for kata, or a wheel file")
+        raise _problem("empty_kata", options.lang)
     return options.kata, []
 
 
@@ -155,19 +188,19 @@ def _render(name: str, **values) -> str:
                                          **values)
 
 
-def _refuse_existing(paths: Sequence[Path], force: bool) -> None:
+def _refuse_existing(paths: Sequence[Path], force: bool, lang: str) -> None:
     there = [str(p) for p in paths if p.exists() or p.is_symlink()]
     if there and not force:
-        raise UsageProblem(f"{', '.join(there)} already exist(s): use --force to replace, or choose another -o")
+        raise _problem("exists", lang, paths=", ".join(there))
 
 
-def _out_folder(out: Path) -> None:
+def _out_folder(out: Path, lang: str) -> None:
     if out.exists() and not out.is_dir():
-        raise UsageProblem(f"-o {out}: that is a file, not a folder")
+        raise _problem("out_file", lang, out=out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageProblem(f"-o {out}: cannot create the folder ({exc.strerror})") from None
+        raise _problem("out_mkdir", lang, out=out, why=exc.strerror) from None
 
 
 # --------------------------------------------------------------------------- Gradescope
@@ -199,10 +232,10 @@ def _zip_entry(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
 
 def build_gradescope(out: Path, options: Options, *, secret: bytes | None, force: bool = False) -> Path:
     """``out/autograder.zip``, written whole or not at all; the path."""
-    check_course(options.course, file_ok=False)
-    _out_folder(out)
+    check_course(options.course, file_ok=False, lang=options.lang)
+    _out_folder(out, options.lang)
     target = out / "autograder.zip"
-    _refuse_existing([target], force)
+    _refuse_existing([target], force, options.lang)
     scripts = gradescope_scripts(options, has_secret=secret is not None)
     _, kata_files = _kata_install(options, "")
     course_files = [(p, f"course/{rel}") for p, rel in _course_files(options.course)] if options.course else []
@@ -261,18 +294,17 @@ def _replace_folder(folder: Path, files: Sequence[tuple[Path, str]], prefix: str
 def build_github(out: Path, options: Options, *, force: bool = False) -> list[Path]:
     """``out/.github/workflows/kata.yml`` (and kata's source under ``out/.github/kata``, the course folder under
     ``out/.github/kata-course``, where bundled); the paths written."""
-    check_course(options.course, file_ok=False)
+    check_course(options.course, file_ok=False, lang=options.lang)
     if "/" in options.file or "\\" in options.file or not options.file.endswith((".py", ".ipynb")):
-        raise UsageProblem(f"--file {options.file}: give the learner's file name in the repository, ending in .py "
-                           "or .ipynb")
-    _out_folder(out)
+        raise _problem("file", options.lang, file=options.file)
+    _out_folder(out, options.lang)
     kata, kata_files = _kata_install(options, f"./{GITHUB_BUNDLE}")
     targets = [out / WORKFLOW]
     if kata_files:
         targets.append(out / GITHUB_BUNDLE)
     if options.course:
         targets.append(out / GITHUB_COURSE)
-    _refuse_existing(targets, force)
+    _refuse_existing(targets, force, options.lang)
     text = _render("kata.yml.j2", kata=kata, file=options.file, course=GITHUB_COURSE if options.course else None,
                    check_args=" ".join(_shell_quote(a) for a in _check_args(options)),
                    secret_expression="${{ secrets.KATA_SECRET }}")
@@ -290,17 +322,17 @@ def build_github(out: Path, options: Options, *, force: bool = False) -> list[Pa
 
 def build_docker(out: Path, options: Options, *, force: bool = False) -> list[Path]:
     """``out/Dockerfile`` and what it copies (``out/kata``, ``out/course``); the paths written."""
-    kind = check_course(options.course, file_ok=True)
-    _out_folder(out)
+    kind = check_course(options.course, file_ok=True, lang=options.lang)
+    _out_folder(out, options.lang)
     kata, kata_files = _kata_install(options, "/opt/kata-src")
     targets = [out / "Dockerfile"]
     if kata_files:
         targets.append(out / "kata")
     if kind:
         targets.append(out / "course")
-    _refuse_existing(targets, force)
+    _refuse_existing(targets, force, options.lang)
     if kind == "file" and options.only:
-        raise UsageProblem("--course and --only both choose the checks: list them in the course file's [points]")
+        raise _problem("course_only", options.lang)
     args = _check_args(options)
     if kind == "file":
         args += ["--course", f"/course/{options.course.name}"]
@@ -329,4 +361,4 @@ def validate(options: Options) -> None:
     try:
         ordered_ids(list(options.only) or None, device="cpu", track=track)
     except KeyError as exc:
-        raise UsageProblem(f"--only: unknown check id(s) {exc.args[0]} (`kata checks` lists them)") from None
+        raise _problem("only", options.lang, ids=exc.args[0]) from None
