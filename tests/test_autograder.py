@@ -296,3 +296,13 @@ def test_the_docker_image_takes_a_course_file_of_points(runner, tmp_path):
     result = _build(runner, "docker", out, "--course", str(course), "--force", "--only", ONLY)
     assert result.exit_code == 2 and "--course and --only" in result.output
 
+
+
+def test_the_documented_workflow_is_the_one_written(runner, tmp_path):
+    yaml = pytest.importorskip("yaml")
+    from tests.conftest import ROOT
+
+    (block,) = re.findall(r"```yaml\n(.*?)```", (ROOT / "docs" / "autograding.md").read_text(), re.S)
+    result = _build(runner, "github", tmp_path, "--file", "loop.py", "--lang", "en")
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(block) == yaml.safe_load((tmp_path / ".github" / "workflows" / "kata.yml").read_text())

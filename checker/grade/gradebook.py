@@ -639,7 +639,7 @@ PAGE = {
     "no_similar": Message(en="No two submissions are identical or near-identical.",
                           es="No hay dos entregas idénticas ni casi idénticas."),
 }
-_GLYPHS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "–"}
+_GLYPHS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "T", "skipped": "–"}
 
 
 def class_page(reports: Sequence[Report], course: Course, lang: str = "en", names: dict[str, str] | None = None,
