@@ -74,7 +74,8 @@ def test_similar_pairs_compare_code_not_comments_or_layout():
     source = REFERENCE.read_text()
     restyled = "# my own work!\n" + source.replace("\n\n\n", "\n\n").replace("    ", "  ").replace(
         "optimizer.step()", "optimizer.step()  # update")
-    renamed = source.replace("optimizer", "opt")
+    assert source.count("        optimizer.zero_grad()\n") == 1
+    renamed = source.replace("        optimizer.zero_grad()\n", "")  # one line less: near-identical
     other = "def make_model(seed=0):\n    return None\n" * 3
     pairs = similar_pairs({"a": source, "b": restyled, "c": renamed, "d": other, "e": "", "f": ""})
     listed = {(p.first, p.second): p for p in pairs}
