@@ -306,3 +306,17 @@ def test_the_documented_workflow_is_the_one_written(runner, tmp_path):
     result = _build(runner, "github", tmp_path, "--file", "loop.py", "--lang", "en")
     assert result.exit_code == 0, result.output
     assert yaml.safe_load(block) == yaml.safe_load((tmp_path / ".github" / "workflows" / "kata.yml").read_text())
+
+
+def test_the_bundled_source_builds_kata_as_setup_sh_installs_it(gradescope_zip, tmp_path):
+    """pip builds a wheel of the zip's kata/ that carries the package, its templates and its data."""
+    source = _unzip(gradescope_zip, tmp_path / "autograder")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "wheel"),
+                           str(source / "kata")], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheel").glob("kata-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"checker/cli/autograder.py", "checker/templates/autograder/setup.sh.j2",
+            "checker/_data/solutions/loop.py"} <= names
+    for folder in ("katas", "mutants", "tracks", "guide"):
+        assert any(n.startswith(f"checker/_data/{folder}/") for n in names), folder

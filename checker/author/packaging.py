@@ -40,8 +40,18 @@ COURSE_FILE = "kata.toml"
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 _CHECKOUT = _PACKAGE.parent
-_SOURCE_PARTS = ("pyproject.toml", "README.md", "checker", "katas", "mutants", "solutions", "tracks", "docs/guide")
-"""What ``pip install`` of kata's source needs (pyproject.toml's package and force-included data)."""
+
+
+def _source_parts() -> list[str]:
+    """What ``pip install`` of kata's source needs, as pyproject.toml says: itself, the readme, the wheel's
+    packages and the folders it force-includes (the katas, mutants, solutions, tracks and guide)."""
+    from checker.base.toml import read_toml
+
+    project = read_toml(_CHECKOUT / "pyproject.toml", ValueError)
+    wheel = project.get("tool", {}).get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {})
+    readme = project.get("project", {}).get("readme")
+    return ["pyproject.toml", *([readme] if isinstance(readme, str) else []), *wheel.get("packages", ["checker"]),
+            *wheel.get("force-include", {})]
 
 ONE_FILE = Message(
     en="Submit exactly one .py or .ipynb file (found %d).",
@@ -123,7 +133,7 @@ def kata_source(lang: str = "en") -> list[tuple[Path, str]]:
     if not (_CHECKOUT / "pyproject.toml").is_file() or not (_CHECKOUT / "solutions").is_dir():
         raise _problem("installed", lang, package=_PACKAGE)
     files = []
-    for part in _SOURCE_PARTS:
+    for part in _source_parts():
         for p in _walk(_CHECKOUT / part):
             files.append((p, p.relative_to(_CHECKOUT).as_posix()))
     return files
