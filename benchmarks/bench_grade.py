@@ -105,8 +105,8 @@ def main() -> None:
         ratio = report["this checkout"]["files_per_minute"] / report["baseline"]["files_per_minute"]
         report["throughput_ratio"] = ratio
         print(f"throughput this checkout / baseline: {ratio:.2f}x")
-        paired = [a / b for a, b in zip(times["this checkout"], times["baseline"])]
-        paired_cpu = [a / b for a, b in zip(cpus["this checkout"], cpus["baseline"])]
+        paired = [a / b for a, b in zip(times["this checkout"], times["baseline"], strict=True)]
+        paired_cpu = [a / b for a, b in zip(cpus["this checkout"], cpus["baseline"], strict=True)]
         report["paired_time_ratios"], report["paired_cpu_ratios"] = paired, paired_cpu
         print(f"time this checkout / baseline, per round: {', '.join(f'{r:.2f}' for r in paired)} "
               f"(median {statistics.median(paired):.2f}); CPU: {', '.join(f'{r:.2f}' for r in paired_cpu)} "
