@@ -170,6 +170,20 @@ def test_a_course_folder_travels_and_kata_runs_inside_it(runner, tmp_path):
     assert installs[1][0] == "torch==2.13.0" and installs[2] == ["kata @ git+https://example.org/kata"]
 
 
+def test_a_wheel_travels_in_the_zip_and_is_what_setup_sh_installs(runner, tmp_path):
+    wheel = tmp_path / "dist" / "kata-0.1.0-py3-none-any.whl"
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"a wheel's bytes")
+    result = _build(runner, "gradescope", tmp_path / "out", "--kata", str(wheel))
+    assert result.exit_code == 0, result.output
+    with zipfile.ZipFile(tmp_path / "out" / "autograder.zip") as zf:
+        assert zf.read(f"kata/{wheel.name}") == b"a wheel's bytes"
+        assert not [n for n in zf.namelist() if n.startswith("kata/") and n != f"kata/{wheel.name}"]
+        setup = zf.read("setup.sh").decode()
+    installs = [c[2:] for c in _commands(setup) if c[:2] == ["/opt/kata/bin/pip", "install"]]
+    assert installs[1][0] == "torch==2.13.0" and installs[2] == [f"$ROOT/source/kata/{wheel.name}"]
+
+
 @pytest.mark.parametrize("args, expected", [
     (["--course", "missing"], "no such folder"),
     (["--course", "afile.toml"], "give the course folder"),

@@ -159,18 +159,18 @@ def check_course(course: Path | None, *, file_ok: bool, lang: str = "en") -> str
 
 
 def _kata_install(options: Options, where: str) -> tuple[str, list[tuple[Path, str]]]:
-    """What pip installs as kata (``where``: the bundle's path where the target machine sees it), and the files
-    to bundle for it."""
+    """What pip installs as kata, as shell words (``where``: the bundle's path where the target machine sees it,
+    already fit for a shell), and the files to bundle for it."""
     if options.kata is None:
         return where, [(p, f"kata/{rel}") for p, rel in kata_source(options.lang)]
     wheel = Path(options.kata)
     if options.kata.endswith(".whl"):
         if not wheel.is_file():
             raise _problem("no_wheel", options.lang, kata=options.kata)
-        return f"{where}/{wheel.name}", [(wheel, f"kata/{wheel.name}")]
+        return f"{where}/{_shell_quote(wheel.name)}", [(wheel, f"kata/{wheel.name}")]
     if not options.kata.strip():
         raise _problem("empty_kata", options.lang)
-    return options.kata, []
+    return _shell_quote(options.kata), []
 
 
 def _shell_quote(text: str) -> str:
@@ -226,7 +226,7 @@ def gradescope_scripts(options: Options, *, has_secret: bool) -> dict[str, str]:
     """setup.sh and run_autograder's text."""
     kata, _ = _kata_install(options, '"$ROOT/source/kata"')
     bundled = options.kata is None or options.kata.endswith(".whl")
-    values = dict(kata=kata, kata_quoted=bundled, bundled=bundled, course=options.course is not None,
+    values = dict(kata=kata, bundled=bundled, course=options.course is not None,
                   secret=has_secret, check_args=" ".join(_shell_quote(a) for a in _check_args(options)),
                   one_file=_zero_results(ONE_FILE.render(options.lang)),
                   no_result=_zero_results(NO_RESULT.render(options.lang)))

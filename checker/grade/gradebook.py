@@ -621,7 +621,7 @@ PAGE = {
     "students": Message(en="Submissions", es="Entregas"),
     "submission": Message(en="submission", es="entrega"),
     "score": Message(en="score", es="nota"),
-    "note": Message(en="note", es="nota aparte"),
+    "note": Message(en="note", es="observación"),
     "legend_pass": Message(en="passes", es="pasa"),
     "legend_fail": Message(en="fails", es="falla"),
     "legend_error": Message(en="error", es="error"),
