@@ -155,6 +155,8 @@ def test_a_course_folder_travels_and_kata_runs_inside_it(runner, tmp_path):
     (course / "notes").mkdir(parents=True)
     (course / "kata.toml").write_text("# the course\n")
     (course / "notes" / "read.md").write_text("lesson 4\n")
+    (course / ".git").mkdir()
+    (course / ".git" / "config").write_text("[core]\n")  # hidden: left out
     result = _build(runner, "gradescope", tmp_path / "out", "--course", str(course), "--kata",
                     "kata @ git+https://example.org/kata", "--lang", "es")
     assert result.exit_code == 0, result.output
@@ -162,7 +164,7 @@ def test_a_course_folder_travels_and_kata_runs_inside_it(runner, tmp_path):
         names = set(zf.namelist())
         run = zf.read("run_autograder").decode()
         setup = zf.read("setup.sh").decode()
-    assert {"course/kata.toml", "course/notes/read.md"} <= names
+    assert {"course/kata.toml", "course/notes/read.md"} <= names and not [n for n in names if "/.git" in n]
     assert "secret" not in names and not [n for n in names if n.startswith("kata/")]
     assert ["cd", "$ROOT/source/course"] in [c[:2] for c in _commands(run)]
     assert "Entrega exactamente un archivo" in run and "'--lang' 'es'" in run

@@ -140,7 +140,9 @@ def kata_source(lang: str = "en") -> list[tuple[Path, str]]:
 
 
 def _course_files(course: Path) -> list[tuple[Path, str]]:
-    return [(p, p.relative_to(course).as_posix()) for p in _walk(course)]
+    """The course folder's files, hidden ones (``.git``, a gradebook's ``.secret``) left out."""
+    files = [(p, p.relative_to(course)) for p in _walk(course)]
+    return [(p, rel.as_posix()) for p, rel in files if not any(part.startswith(".") for part in rel.parts)]
 
 
 def check_course(course: Path | None, *, file_ok: bool, lang: str = "en") -> str | None:
