@@ -4,8 +4,9 @@ The folder holds the reference, correct rewrites, hand-written broken loops and 
 (20 files). Each round grades it once with this checkout's kata and once with the baseline's (an
 older checkout of the package, e.g. made with `git worktree add /tmp/kata-base <commit>`),
 alternating, so machine load affects both alike. The report gives the median files per minute of
-each and their ratio, and, less sensitive to other work on the machine, the CPU seconds each run
-took (kata and every process it started) with the median of the rounds' paired ratios. Run:
+each and their ratio, the rounds' paired ratios (a round's two runs share the machine's load), and the
+CPU seconds of kata's own process (with what it reaps; the sandbox's children are not counted: this
+is the parent's work, where the gradebook is written, and hardly depends on other work on the machine). Run:
 
     python benchmarks/bench_grade.py --baseline /tmp/kata-base [-n 3]
 
@@ -55,7 +56,8 @@ def _children_cpu() -> float:
 
 
 def grade_once(package_root: Path, folder: Path, out: Path) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (kata and every process it started and reaped) of one `kata grade`."""
+    """Wall seconds, and CPU seconds of kata's own process and what it reaps (not the sandbox's children, which
+    its zygote forks), of one `kata grade`."""
     env = dict(os.environ, PYTHONPATH=str(package_root), NO_COLOR="1")
     # each side's own `kata` executable: checker.entry where the checkout has one (it skips the interpreter's
     # teardown), else the click group itself
@@ -100,7 +102,8 @@ def main() -> None:
         report[name] = {"seconds": values, "median_seconds": median, "files_per_minute": len(files) * 60 / median,
                         "cpu_seconds": cpus[name], "median_cpu_seconds": statistics.median(cpus[name])}
         print(f"{name:14s} median {median:6.1f} s  {len(files) * 60 / median:5.1f} files/min  "
-              f"(runs: {', '.join(f'{v:.1f}' for v in values)}; CPU s: {', '.join(f'{v:.1f}' for v in cpus[name])})")
+              f"(runs: {', '.join(f'{v:.1f}' for v in values)}; parent CPU s: "
+              f"{', '.join(f'{v:.2f}' for v in cpus[name])})")
     if "baseline" in times:
         ratio = report["this checkout"]["files_per_minute"] / report["baseline"]["files_per_minute"]
         report["throughput_ratio"] = ratio
@@ -109,7 +112,7 @@ def main() -> None:
         paired_cpu = [a / b for a, b in zip(cpus["this checkout"], cpus["baseline"], strict=True)]
         report["paired_time_ratios"], report["paired_cpu_ratios"] = paired, paired_cpu
         print(f"time this checkout / baseline, per round: {', '.join(f'{r:.2f}' for r in paired)} "
-              f"(median {statistics.median(paired):.2f}); CPU: {', '.join(f'{r:.2f}' for r in paired_cpu)} "
+              f"(median {statistics.median(paired):.2f}); parent CPU: {', '.join(f'{r:.2f}' for r in paired_cpu)} "
               f"(median {statistics.median(paired_cpu):.2f})")
     results = ROOT / "benchmarks" / "results"
     results.mkdir(parents=True, exist_ok=True)
