@@ -19,7 +19,14 @@ Outputs, computed first and written at the end, each file atomically (``write_gr
   message that says what was measured, and what to read (the course's ``[read]``, else the kata that
   teaches that check);
 - ``changes.md``: when OUT already held a results.json, what changed since (scores, and the checks
-  whose status moved, with the message that says why), and, per submission, whether its file changed.
+  whose status moved, with the message that says why), and, per submission, whether its file changed;
+- ``class.html`` (``class_page``, from ``templates/class.html.j2``): pass rates per check, a row per
+  submission linking to its feedback file, the similar pairs; ``similar.csv``: the identical or
+  near-identical pairs (``checker.grade.similarity``), for a person to look at: no grade changes.
+
+Each file gets the mode the umask gives a new file (``checker.base.files.atomic_write``), so a course's other
+accounts can read the gradebook; only ``.secret`` stays 0600. A class folder holds files, or one subfolder per
+student (``find_class``): the submission is then named after the subfolder.
 
 Grades are reproducible: every submission's arguments derive from a grading secret and its code
 (``checker.setting.draws``). Without ``--secret`` (or ``KATA_SECRET``), ``kata grade`` makes one and keeps it in
