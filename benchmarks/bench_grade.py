@@ -4,7 +4,9 @@ The folder holds the reference, correct rewrites, hand-written broken loops and 
 (20 files). Each round grades it once with this checkout's kata and once with the baseline's (an
 older checkout of the package, e.g. made with `git worktree add /tmp/kata-base <commit>`),
 alternating, so machine load affects both alike. The report gives the median files per minute of
-each and their ratio. Run:
+each and their ratio, the rounds' paired ratios (a round's two runs share the machine's load), and the
+CPU seconds of kata's own process (with what it reaps; the sandbox's children are not counted: this
+is the parent's work, where the gradebook is written, and hardly depends on other work on the machine). Run:
 
     python benchmarks/bench_grade.py --baseline /tmp/kata-base [-n 3]
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -47,19 +50,28 @@ def class_folder(dest: Path) -> list[Path]:
     return [dest / name for name in chosen]
 
 
-def grade_once(package_root: Path, folder: Path, out: Path) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def grade_once(package_root: Path, folder: Path, out: Path) -> tuple[float, float]:
+    """Wall seconds, and CPU seconds of kata's own process and what it reaps (not the sandbox's children, which
+    its zygote forks), of one `kata grade`."""
     env = dict(os.environ, PYTHONPATH=str(package_root), NO_COLOR="1")
     # each side's own `kata` executable: checker.entry where the checkout has one (it skips the interpreter's
     # teardown), else the click group itself
     entry = "from checker.entry import main" if (package_root / "checker" / "entry.py").is_file() else \
         "from checker.cli import main"
     cmd = [sys.executable, "-c", f"{entry}; main()", "grade", str(folder), "-o", str(out)]
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
     seconds = time.perf_counter() - start
+    cpu = _children_cpu() - cpu
     if proc.returncode not in (0, 1):
         raise SystemExit(f"kata grade ({package_root}) exited {proc.returncode}: {proc.stderr[-800:]}")
-    return seconds
+    return seconds, cpu
 
 
 def main() -> None:
@@ -73,6 +85,7 @@ def main() -> None:
             raise SystemExit(f"--baseline {args.baseline}: no checker/ package there")
         sides["baseline"] = args.baseline
     times: dict[str, list[float]] = {name: [] for name in sides}
+    cpus: dict[str, list[float]] = {name: [] for name in sides}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "class"
         folder.mkdir()
@@ -80,17 +93,27 @@ def main() -> None:
         for round_ in range(args.n):
             for name, root in sides.items():
                 out = Path(tmp) / f"out-{name.replace(' ', '-')}-{round_}"
-                times[name].append(grade_once(root, folder, out))
+                wall, cpu = grade_once(root, folder, out)
+                times[name].append(wall)
+                cpus[name].append(cpu)
     report = {"files": len(files), "rounds": args.n}
     for name, values in times.items():
         median = statistics.median(values)
-        report[name] = {"seconds": values, "median_seconds": median, "files_per_minute": len(files) * 60 / median}
+        report[name] = {"seconds": values, "median_seconds": median, "files_per_minute": len(files) * 60 / median,
+                        "cpu_seconds": cpus[name], "median_cpu_seconds": statistics.median(cpus[name])}
         print(f"{name:14s} median {median:6.1f} s  {len(files) * 60 / median:5.1f} files/min  "
-              f"(runs: {', '.join(f'{v:.1f}' for v in values)})")
+              f"(runs: {', '.join(f'{v:.1f}' for v in values)}; parent CPU s: "
+              f"{', '.join(f'{v:.2f}' for v in cpus[name])})")
     if "baseline" in times:
         ratio = report["this checkout"]["files_per_minute"] / report["baseline"]["files_per_minute"]
         report["throughput_ratio"] = ratio
         print(f"throughput this checkout / baseline: {ratio:.2f}x")
+        paired = [a / b for a, b in zip(times["this checkout"], times["baseline"], strict=True)]
+        paired_cpu = [a / b for a, b in zip(cpus["this checkout"], cpus["baseline"], strict=True)]
+        report["paired_time_ratios"], report["paired_cpu_ratios"] = paired, paired_cpu
+        print(f"time this checkout / baseline, per round: {', '.join(f'{r:.2f}' for r in paired)} "
+              f"(median {statistics.median(paired):.2f}); parent CPU: {', '.join(f'{r:.2f}' for r in paired_cpu)} "
+              f"(median {statistics.median(paired_cpu):.2f})")
     results = ROOT / "benchmarks" / "results"
     results.mkdir(parents=True, exist_ok=True)
     (results / "grade.json").write_text(json.dumps(report, indent=2))

@@ -45,8 +45,8 @@ def class_folder(tmp_path_factory) -> Path:
     (folder / "e_crashes.py").write_text(_edit("    model.train()\n", crash))
     (folder / "f_syntax.py").write_text(_edit("def make_model(seed=0):", "def make_model(seed=0)"))
     (folder / "notes.txt").write_text("not a submission")
-    (folder / "sub").mkdir()
-    (folder / "sub" / "ignored.py").write_text("this is not searched")
+    (folder / ".drafts").mkdir()  # a hidden folder is no student's
+    (folder / ".drafts" / "ignored.py").write_text("this is not searched")
     return folder
 
 

@@ -34,6 +34,14 @@ def test_wheel_carries_katas_mutants_and_the_reference(wheel):
     assert wheel.read("checker/_data/solutions/loop.py") == (ROOT / "solutions" / "loop.py").read_bytes()
 
 
+def test_wheel_carries_the_templates(wheel):
+    """The pages' and the autograder artefacts' templates (checker/templates/) are package data."""
+    names = set(wheel.namelist())
+    on_disk = {p.relative_to(ROOT).as_posix() for p in (ROOT / "checker" / "templates").rglob("*") if p.is_file()}
+    assert {"checker/templates/class.html.j2", "checker/templates/autograder/run_autograder.j2"} <= on_disk
+    assert on_disk <= names, f"missing from the wheel: {sorted(on_disk - names)}"
+
+
 def test_wheel_declares_the_kata_command(wheel):
     (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
     assert "kata = checker.entry:main" in wheel.read(entry_points).decode()

@@ -35,14 +35,16 @@ from checker.grade.gradebook import (
     SecretFileError,
     existing_outputs,
     file_hashes,
-    find_submissions,
+    find_class,
     follows_other_track,
     grade_folder,
     kept_secret,
     load_course,
+    submission_name,
     summarize,
     write_gradebook,
 )
+from checker.grade.grading import Report
 from checker.grade.request import CheckRequest
 from checker.mutation.verify import run_verify
 from checker.setting.course import refuse_package_write
@@ -59,8 +61,14 @@ GRADED = Message(
     es="Evaluadas {total} entrega(s) en {seconds:.0f} s: {passed} pasan todas las comprobaciones, {failed} "
        "fallan alguna, {ungradable} no se pueden evaluar.",
 )
-WRITTEN = Message(en="Wrote {csv}, {json} and a feedback file per submission in {feedback}",
-                  es="Escritos {csv}, {json} y un archivo de comentarios por entrega en {feedback}")
+WRITTEN = Message(en="Wrote {csv}, {json}, the class page {page} and a feedback file per submission in {feedback}",
+                  es="Escritos {csv}, {json}, la página de la clase {page} y un archivo de comentarios por entrega "
+                     "en {feedback}")
+SIMILAR = Message(
+    en="{n} pair(s) of submissions are identical or near-identical ({identical} identical): listed in {page} and "
+       "similar.csv for you to look at (no grade changed)",
+    es="{n} pareja(s) de entregas son idénticas o casi idénticas ({identical} idénticas): listadas en {page} y "
+       "similar.csv para que las mires (ninguna nota cambió)")
 MOST_FAILED = Message(en="Checks failed most", es="Comprobaciones más falladas")
 CANNOT = Message(en="Cannot be graded", es="No se pueden evaluar")
 NONE_FAILED = Message(en="No check failed on any graded submission.",
@@ -133,9 +141,11 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
         raise UsageProblem(f"{directory}: no such folder")
     if not directory.is_dir():
         raise UsageProblem(f"{directory} is a file; give the folder that holds the submissions")
-    paths = find_submissions(directory)
-    if not paths:
-        raise UsageProblem(f"{directory} holds no .py or .ipynb file to grade (subfolders are not searched)")
+    found = find_class(directory, lang, exclude=(out_dir,))
+    if not found:
+        raise UsageProblem(f"{directory} holds no .py or .ipynb file to grade, and no student's subfolder")
+    paths = [f.path for f in found if f.problem is None]
+    names = {str(f.path): f.name for f in found}
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageProblem(f"-o {out_dir}: that is a file, not a folder")
     clash = existing_outputs(out_dir) if out_dir.is_dir() else []
@@ -165,6 +175,7 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
             raise UsageProblem(str(exc)) from None
         request = replace(request, secret=secret)
     hashes = file_hashes(paths)
+    sources = submission_sources(found)
     lab = prepared_lab("cpu", chosen)
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -173,20 +184,27 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
     started = time.monotonic()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[last]}"), console=console(stderr=True)) as bar:
-        task = bar.add_task(PROGRESS.render(lang), total=len(paths), last="")
-        reports = grade_folder(
+        task = bar.add_task(PROGRESS.render(lang), total=len(found), last="")
+        folders = [Report(file=str(f.path), error_kind="submission_folder", error=f.problem) for f in found
+                   if f.problem is not None]
+        for report in folders:
+            bar.update(task, advance=1, last=names[report.file])
+        graded = grade_folder(
             paths, lab, request, check_ids=course.check_ids, hide=(directory, out_dir),
-            on_report=lambda r: bar.update(task, advance=1, last=Path(r.file).name),
-        )
+            on_report=lambda r: bar.update(task, advance=1, last=submission_name(r, names)),
+        ) if paths else []
+    by_file = {r.file: r for r in [*graded, *folders]}
+    reports = [by_file[str(f.path)] for f in found]
     try:
-        written = write_gradebook(reports, course, out_dir, lang=lang, hashes=hashes, track=chosen)
+        written = write_gradebook(reports, course, out_dir, lang=lang, hashes=hashes, names=names, sources=sources,
+                                  track=chosen)
     except OSError as exc:
         raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
-    print_summary(reports, lang, time.monotonic() - started, out_dir)
+    print_summary(reports, lang, time.monotonic() - started, out_dir, names, written.similar)
     for report in reports:
         note = follows_other_track(report, chosen, lang)
         if note:
-            console(stderr=True).print(f"{Path(report.file).name}: {note}", style="yellow", markup=False,
+            console(stderr=True).print(f"{submission_name(report, names)}: {note}", style="yellow", markup=False,
                                        highlight=False)
     if written.changes is not None:
         print_changes(written.changes, lang, out_dir, written.file_states)
@@ -197,8 +215,24 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
         console().print(text, markup=False, highlight=False)
 
 
-def print_summary(reports, lang: str, seconds: float, out_dir: Path) -> None:
-    """The class at a glance: how many pass, the checks failed most, what cannot be graded, what was written."""
+def submission_sources(found) -> dict[str, str]:
+    """Submission name -> its code (a notebook's cells joined), for every file that can be read."""
+    from checker.base.errors import LoopFileError
+    from checker.loopfile.loading import read_source
+
+    sources = {}
+    for f in found:
+        if f.problem is None:
+            try:
+                sources[f.name] = read_source(f.path)[0]
+            except LoopFileError:
+                continue
+    return sources
+
+
+def print_summary(reports, lang: str, seconds: float, out_dir: Path, names=None, similar=()) -> None:
+    """The class at a glance: how many pass, the checks failed most, what cannot be graded, what was written,
+    and how many pairs are alike (listed in the class page)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -224,9 +258,13 @@ def print_summary(reports, lang: str, seconds: float, out_dir: Path) -> None:
         for report in bad:
             first = report.error.strip().splitlines()[0] if report.error.strip() else report.error_kind
             kind = escape(f"[{report.error_kind}]")
-            out.print(f"  {escape(Path(report.file).name)}  {kind} {escape(first)}")
+            out.print(f"  {escape(submission_name(report, names))}  {kind} {escape(first)}")
+    if similar:
+        identical = sum(p.identical for p in similar)
+        out.print(SIMILAR.render(lang, n=len(similar), identical=identical, page=out_dir / "class.html"),
+                  markup=False, highlight=False)
     out.print(WRITTEN.render(lang, csv=out_dir / "grades.csv", json=out_dir / "results.json",
-                             feedback=out_dir / "feedback"))
+                             feedback=out_dir / "feedback", page=out_dir / "class.html"))
 
 
 def print_changes(changes, lang: str, out_dir: Path, files=None) -> None:

@@ -7,6 +7,7 @@ import click
 from checker import __version__
 from checker.base.errors import Failure
 from checker.base.i18n import resolve_lang
+from checker.cli.autograder import autograder_group
 from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
 from checker.cli.explore import explore_cmd
@@ -90,3 +91,4 @@ register_learner(main)
 main.add_command(grade_cmd)
 main.add_command(new_cmd)
 main.add_command(mutants_group)
+main.add_command(autograder_group)

@@ -23,6 +23,15 @@ from checker.base.i18n import resolve_lang
 LANG_KEY = "kata.help_lang"
 
 SHARED_ES: dict[str, str] = {
+    "Folder to write into (created if missing).": "Carpeta donde escribir (se crea si no existe).",
+    "The course folder (the one holding kata.toml): bundled, and kata runs from inside it.":
+        "La carpeta del curso (la que contiene kata.toml): se empaqueta y kata se ejecuta desde dentro.",
+    "What pip installs as kata: a requirement (e.g. 'kata @ git+https://HOST/YOU/kata') or a wheel file (default: "
+    "a copy of this kata's source, bundled).":
+        "Lo que pip instala como kata: un requisito (p. ej. 'kata @ git+https://HOST/TU/kata') o un archivo wheel "
+        "(por defecto: una copia empaquetada del código de este kata).",
+    "Grade only this check (repeatable).": "Evalúa solo esta comprobación (repetible).",
+    "Replace what an earlier run wrote there.": "Reemplaza lo que escribió allí una ejecución anterior.",
     "Show this message and exit.": "Muestra esta ayuda y termina.",
     "Show the version and exit.": "Muestra la versión y termina.",
     "Your working folder (default: $KATA_DIR, else the current directory).":
@@ -139,12 +148,16 @@ HELP_ES: dict[str, str] = {
     "kata read": "Lee una sección de la guía de kata en la terminal; sin SECTION, lista las secciones.\n\n"
                  "SECTION es un id o un número de la lista (`kata read step`, `kata read 5`).",
     # ------------------------------------------------------------------ the instructor's commands
-    "kata grade": "Evalúa cada archivo .py e .ipynb de DIRECTORY en OUT.\n\n"
+    "kata grade": "Evalúa cada archivo .py e .ipynb de DIRECTORY, y la subcarpeta de cada estudiante, en OUT.\n\n"
+                  "Una subcarpeta es un estudiante: se evalúa el único .py o .ipynb que contiene, con el nombre de "
+                  "la subcarpeta (una con ninguno o varios se lista como no evaluable). "
                   "Cada entrega se ejecuta en su propio proceso aislado con un límite de tiempo por comprobación; "
                   "la que se cuelga o falla se registra como tal y las demás se evalúan con normalidad. Un "
                   "archivo que no se puede leer ni compilar aparece como no evaluable, con el motivo.\n\n"
-                  "OUT recibe grades.csv, results.json y feedback/<entrega>.md (qué falló, qué se midió, qué "
-                  "leer), todo escrito al final, cada archivo de forma atómica. Con --course, los [points] del "
+                  "OUT recibe grades.csv, results.json, feedback/<entrega>.md (qué falló, qué se midió, qué "
+                  "leer), class.html (aprobados por comprobación, una fila por estudiante) y similar.csv (parejas "
+                  "idénticas o casi idénticas para revisar; no cambia ninguna nota), todo escrito al final, cada "
+                  "archivo de forma atómica y legible según la umask. Con --course, los [points] del "
                   "archivo del curso dicen qué comprobaciones cuentan y cuánto vale cada una. Evaluar de nuevo en "
                   "el mismo OUT (--force) escribe changes.md: qué cambió desde entonces, por qué, y si cambió cada "
                   "archivo. Las notas son reproducibles: los argumentos de cada archivo se derivan de un secreto "
@@ -159,7 +172,24 @@ HELP_ES: dict[str, str] = {
                   "    \"loss.falls\" = 1\n"
                   "    [read]                   # opcional: qué leer cuando falla una comprobación\n"
                   "    \"steps.fresh_grads\" = \"Lección 4, apartado 4\"",
-    "kata grade --out": "Carpeta para grades.csv, results.json y feedback/ (se crea si falta).",
+    "kata grade --out": "Carpeta para grades.csv, results.json, class.html y feedback/ (se crea si falta).",
+    "kata autograder": "Empaqueta kata para los evaluadores que usan los profesores: un zip de autograder para "
+                       "Gradescope, un flujo de trabajo de GitHub Actions o una imagen de Docker que evalúa una "
+                       "carpeta de clase sin red (docs/autograding.md).",
+    "kata autograder gradescope": "Escribe OUT/autograder.zip para «Configure autograder» de Gradescope.\n\n"
+                                  "El zip contiene setup.sh (la versión CPU de torch y luego kata), run_autograder "
+                                  "(`kata check` del único archivo entregado, en results/results.json), el código de "
+                                  "kata, la carpeta del curso (--course) y el secreto de evaluación (--secret o "
+                                  "$KATA_SECRET; que los estudiantes no vean el zip).",
+    "kata autograder github": "Escribe OUT/.github/workflows/kata.yml: GitHub Actions (y Classroom) comprueba el "
+                              "archivo del estudiante en cada push.\n\n"
+                              "OUT es el repositorio plantilla de la tarea. El secreto de evaluación es un secreto "
+                              "de Actions llamado KATA_SECRET, nunca está en el archivo.",
+    "kata autograder github --file": "El archivo del estudiante en el repositorio.",
+    "kata autograder docker": "Escribe OUT/Dockerfile: una imagen que evalúa la carpeta de clase montada en /class "
+                              "y escribe en /gradebook.\n\n"
+                              "Ejecútala sin red, como dicen sus primeras líneas (docker run --network none ...). "
+                              "--course también acepta un archivo de puntos del curso, como `kata grade`.",
     "kata grade --course": "Un archivo de curso (TOML), o una carpeta de curso (su kata.toml): las comprobaciones "
                            "que cuentan y sus puntos, qué leer.",
     "kata grade --workers": "Entregas evaluadas a la vez (un núcleo cada una).",

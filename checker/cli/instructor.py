@@ -26,7 +26,7 @@ def _ask(question: str) -> str | None:
 @click.command("grade", short_help="Grade a folder of submissions: grades, feedback, changes since last time.")
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="Folder for grades.csv, results.json and feedback/ (created if missing).")
+              help="Folder for grades.csv, results.json, class.html and feedback/ (created if missing).")
 @click.option("--course", "course_path", type=click.Path(path_type=Path), default=None,
               help="A course file (TOML), or a course folder (its kata.toml): the checks that count and their "
                    "points, what to read.")
@@ -42,14 +42,18 @@ def _ask(question: str) -> str | None:
 @lang_option
 def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers: int, timeout: float | None,
               only: tuple[str, ...], force: bool, secret: bytes | None, lang: str | None, track: str | None) -> None:
-    """Grade every .py and .ipynb file in DIRECTORY into OUT.
+    """Grade every .py and .ipynb file in DIRECTORY, and each student's subfolder, into OUT.
 
-    Each submission runs in its own sandboxed process with a time limit per check; one that
-    hangs or crashes is recorded as such and the others are graded as usual. A file that
-    cannot be read or compiled is listed as ungradable, with the reason.
+    A subfolder is a student: the one .py or .ipynb directly in it is graded, under the
+    subfolder's name (one with none or several is listed as ungradable). Each submission
+    runs in its own sandboxed process with a time limit per check; one that hangs or crashes
+    is recorded as such and the others are graded as usual. A file that cannot be read or
+    compiled is listed as ungradable, with the reason.
 
-    OUT gets grades.csv, results.json and feedback/<submission>.md (what failed, what was
-    measured, what to read), all written at the end, each file atomically. With --course, the
+    OUT gets grades.csv, results.json, feedback/<submission>.md (what failed, what was
+    measured, what to read), class.html (pass rates per check, a row per student) and
+    similar.csv (identical or near-identical pairs to look at; no grade changes), all written
+    at the end, each file atomically and readable as the umask says. With --course, the
     course file's [points] say which checks count and what each is worth. Grading again into
     the same OUT (--force) writes changes.md: what changed since, and why, and whether each
     file changed. Grades are reproducible: each file's arguments derive from a grading secret

@@ -100,7 +100,7 @@ PROTOCOL_HINT = Message(
 FOUND_BY_DATA = Message(
     en="graded against track {other}: make_data's tensors have its shapes ({split}), not those of {track} "
        "(give --track to choose)",
-    es="evaluado según la pista {other}: los tensores de make_data tienen sus formas ({split}), no las de {track} "
+    es="evaluado según el recorrido {other}: los tensores de make_data tienen sus formas ({split}), no las de {track} "
        "(da --track para elegir)",
 )
 

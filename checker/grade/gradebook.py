@@ -19,7 +19,14 @@ Outputs, computed first and written at the end, each file atomically (``write_gr
   message that says what was measured, and what to read (the course's ``[read]``, else the kata that
   teaches that check);
 - ``changes.md``: when OUT already held a results.json, what changed since (scores, and the checks
-  whose status moved, with the message that says why), and, per submission, whether its file changed.
+  whose status moved, with the message that says why), and, per submission, whether its file changed;
+- ``class.html`` (``class_page``, from ``templates/class.html.j2``): pass rates per check, a row per
+  submission linking to its feedback file, the similar pairs; ``similar.csv``: the identical or
+  near-identical pairs (``checker.grade.similarity``), for a person to look at: no grade changes.
+
+Each file gets the mode the umask gives a new file (``checker.base.files.atomic_write``), so a course's other
+accounts can read the gradebook; only ``.secret`` stays 0600. A class folder holds files, or one subfolder per
+student (``find_class``): the submission is then named after the subfolder.
 
 Grades are reproducible: every submission's arguments derive from a grading secret and its code
 (``checker.setting.draws``). Without ``--secret`` (or ``KATA_SECRET``), ``kata grade`` makes one and keeps it in
@@ -65,6 +72,50 @@ def find_submissions(folder: Path) -> list[Path]:
         p for p in folder.iterdir()
         if p.suffix in SUFFIXES and not p.name.startswith(".") and p.is_file()
     )
+
+
+@dataclass(frozen=True)
+class Found:
+    """One submission of a class folder: a file directly in it, or a student's subfolder (the student's name
+    is the subfolder's; the file graded is the one ``.py`` or ``.ipynb`` directly in it)."""
+
+    path: Path
+    """The file to grade; for a subfolder that holds none or several, the subfolder."""
+    name: str
+    """The submission's name in the gradebook: the file's name, or the student's subfolder's."""
+    problem: str | None = None
+    """Why a subfolder cannot be graded (it holds no file to grade, or several), else None."""
+
+
+FOLDER_EMPTY = Message(en="{name}/ holds no .py or .ipynb file to grade",
+                       es="{name}/ no contiene ningún archivo .py o .ipynb que evaluar")
+FOLDER_SEVERAL = Message(
+    en="{name}/ holds {n} files to grade ({files}): a student's folder holds one .py or .ipynb",
+    es="{name}/ contiene {n} archivos que evaluar ({files}): la carpeta de un estudiante contiene un solo .py o "
+       ".ipynb")
+
+
+def find_class(folder: Path, lang: str = "en", exclude: Sequence[Path] = ()) -> list[Found]:
+    """The submissions of a class folder, sorted by name: each ``.py``/``.ipynb`` directly in it, and each
+    subfolder (one per student; hidden ones, ``__pycache__`` and ``exclude`` left out) with its one such file."""
+    skip = {p.resolve() for p in exclude}
+    found = []
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(".") or path.name == "__pycache__" or path.resolve() in skip:
+            continue
+        if path.is_file() and path.suffix in SUFFIXES:
+            found.append(Found(path, path.name))
+        elif path.is_dir():
+            inside = find_submissions(path)
+            if len(inside) == 1:
+                found.append(Found(inside[0], path.name))
+            elif not inside:
+                found.append(Found(path, path.name, FOLDER_EMPTY.render(lang, name=path.name)))
+            else:
+                files = ", ".join(p.name for p in inside)
+                found.append(Found(path, path.name, FOLDER_SEVERAL.render(lang, name=path.name, n=len(inside),
+                                                                          files=files)))
+    return found
 
 
 def existing_outputs(out: Path) -> list[Path]:
@@ -320,8 +371,8 @@ def readings(lang: str, katas: Sequence[Any] | None = None,
 FOLLOWS = Message(
     en="Note: this file's make_data gives the shapes of track {other} ({split}), not those of track {track}, which "
        "this assignment is graded on: it seems to follow another exercise",
-    es="Nota: el make_data de este archivo da las formas de la pista {other} ({split}), no las de la pista {track}, "
-       "con la que se evalúa esta tarea: parece seguir otro ejercicio",
+    es="Nota: el make_data de este archivo da las formas del recorrido {other} ({split}), no las del recorrido "
+       "{track}, con el que se evalúa esta tarea: parece seguir otro ejercicio",
 )
 
 
@@ -335,11 +386,16 @@ def follows_other_track(report: Report, track, lang: str) -> str | None:
     return FOLLOWS.render(lang, other=other.id, track=track.id, split=f"{other.data.n_train}/{other.data.n_val}")
 
 
+def submission_name(report: Report, names: dict[str, str] | None = None) -> str:
+    """The submission's name in the gradebook: ``names[report.file]`` (a student's subfolder), else the file's."""
+    return (names or {}).get(report.file) or Path(report.file).name
+
+
 def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]],
-                      note: str | None = None) -> str:
+                      names: dict[str, str] | None = None, note: str | None = None) -> str:
     """One student's feedback file: the score, what failed with the measured message, and what to read;
     ``note``: said first (the file follows another track)."""
-    name = Path(report.file).name
+    name = submission_name(report, names)
     say = {k: m.render for k, m in FEEDBACK.items()}
     lines = [f"# {say['title'](lang, name=name)}", ""]
     if course.title:
@@ -380,8 +436,8 @@ def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[s
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def feedback_name(report: Report) -> str:
-    return f"{Path(report.file).name}.md"
+def feedback_name(report: Report, names: dict[str, str] | None = None) -> str:
+    return f"{submission_name(report, names)}.md"
 
 
 # --------------------------------------------------------------------------- changes since the last run
@@ -548,15 +604,19 @@ def changes_markdown(changes: Sequence[Change], previous_count: int, lang: str =
 # --------------------------------------------------------------------------- writing, once, at the end
 
 
-def grades_csv(reports: Sequence[Report], course: Course) -> str:
+GRADES_COLUMNS = ("submission", "passed", "score", "points", "max_points", "<check id>", "integrity", "error")
+"""grades.csv's columns; ``<check id>`` stands for one column per counted check, in the battery's order."""
+
+
+def grades_csv(reports: Sequence[Report], course: Course, names: dict[str, str] | None = None) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["submission", "passed", "score", "points", "max_points", *course.check_ids, "integrity",
-                     "error"])
+    at = GRADES_COLUMNS.index("<check id>")
+    writer.writerow([*GRADES_COLUMNS[:at], *course.check_ids, *GRADES_COLUMNS[at + 1:]])
     for report in reports:
         statuses = {c.id: str(getattr(c.status, "value", c.status)) for c in report.checks}
         writer.writerow([
-            Path(report.file).name,
+            submission_name(report, names),
             "true" if report.passed else "false",
             f"{weighted_score(report, course):.4f}",
             _num(points_of(report, course)),
@@ -569,13 +629,13 @@ def grades_csv(reports: Sequence[Report], course: Course) -> str:
 
 
 def results_json(reports: Sequence[Report], course: Course | None = None,
-                 hashes: dict[str, str] | None = None) -> list[dict[str, Any]]:
+                 hashes: dict[str, str] | None = None, names: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Each report as results.json holds it; ``hashes``: ``report.file`` -> the SHA-256 of its bytes."""
     course = course or Course.equal(sorted({c.id for r in reports for c in r.checks}))
     hashes = hashes or {}
-    return [{"submission": Path(r.file).name, "score": round(weighted_score(r, course), 4),
+    return [{"submission": submission_name(r, names), "score": round(weighted_score(r, course), 4),
              "points": points_of(r, course), "max_points": course.max_points,
-             "feedback": f"feedback/{feedback_name(r)}", "sha256": hashes.get(r.file), **r.to_json()}
+             "feedback": f"feedback/{feedback_name(r, names)}", "sha256": hashes.get(r.file), **r.to_json()}
             for r in reports]
 
 
@@ -586,31 +646,129 @@ class Written:
     """What changed since the previous run in OUT (None: there was none)."""
     file_states: dict[str, FileState] | None = None
     """Submission -> whether its file changed since the previous run in OUT (None: there was none)."""
+    similar: list = field(default_factory=list)
+    """The pairs of identical or near-identical submissions (``checker.grade.similarity.SimilarPair``)."""
+
+
+PAGE = {
+    "title": Message(en="Class grades", es="Notas de la clase"),
+    "subtitle": Message(en="{n} submission(s) graded against {checks} check(s) by kata {version}",
+                        es="{n} entrega(s) evaluadas con {checks} comprobación(es) por kata {version}"),
+    "submissions": Message(en="submissions", es="entregas"),
+    "all_pass": Message(en="pass every check", es="pasan todo"),
+    "some_fail": Message(en="fail some check", es="fallan algo"),
+    "ungradable": Message(en="cannot be graded", es="no evaluables"),
+    "held": Message(en="held for review", es="en revisión"),
+    "mean": Message(en="mean score", es="nota media"),
+    "checks": Message(en="Pass rate per check", es="Aprobados por comprobación"),
+    "check": Message(en="check", es="comprobación"),
+    "what": Message(en="what it verifies", es="qué verifica"),
+    "points": Message(en="points", es="puntos"),
+    "pass_rate": Message(en="passed", es="aprobados"),
+    "students": Message(en="Submissions", es="Entregas"),
+    "submission": Message(en="submission", es="entrega"),
+    "score": Message(en="score", es="nota"),
+    "note": Message(en="note", es="observación"),
+    "legend_pass": Message(en="passes", es="pasa"),
+    "legend_fail": Message(en="fails", es="falla"),
+    "legend_error": Message(en="error", es="error"),
+    "legend_timeout": Message(en="out of time", es="sin tiempo"),
+    "legend_skipped": Message(en="skipped", es="omitida"),
+    "similar": Message(en="Identical or near-identical submissions", es="Entregas idénticas o casi idénticas"),
+    "similar_intro": Message(
+        en="Pairs whose code matches at {near:.0f}% or more once comments and layout are set aside, for a person "
+           "to look at. Files written from one starter are alike by nature; this list changes no grade.",
+        es="Parejas cuyo código coincide en un {near:.0f}% o más sin contar comentarios ni formato, para que una "
+           "persona las mire. Los archivos que parten del mismo inicio se parecen por naturaleza; esta lista no "
+           "cambia ninguna nota."),
+    "similarity": Message(en="similarity", es="parecido"),
+    "identical": Message(en="identical", es="idénticas"),
+    "no_similar": Message(en="No two submissions are identical or near-identical.",
+                          es="No hay dos entregas idénticas ni casi idénticas."),
+}
+_GLYPHS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "T", "skipped": "–"}
+
+
+def class_page(reports: Sequence[Report], course: Course, lang: str = "en", names: dict[str, str] | None = None,
+               pairs: Sequence[Any] = ()) -> str:
+    """``class.html``: the class at a glance (a self-contained page: inline CSS, no script, no network): pass
+    rates per check, a row per submission linking to its feedback file, and the similar pairs."""
+    import urllib.parse
+
+    import jinja2
+
+    from checker import __version__
+    from checker.checks import REGISTRY
+    from checker.grade.similarity import NEAR
+
+    say = {k: m.render(lang) for k, m in PAGE.items() if k not in ("subtitle", "similar_intro")}
+    say["subtitle"] = PAGE["subtitle"].render(lang, n=len(reports), checks=len(course.check_ids),
+                                              version=__version__)
+    say["similar_intro"] = PAGE["similar_intro"].render(lang, near=100 * NEAR)
+    graded = [r for r in reports if r.error is None]
+    checks = []
+    for cid in course.check_ids:
+        passed = sum(any(c.id == cid and c.passed for c in r.checks) for r in graded)
+        title = REGISTRY[cid].title.render(lang) if cid in REGISTRY else cid
+        checks.append({"id": cid, "title": title, "points": _num(course.points[cid]), "passed": passed,
+                       "graded": len(graded), "percent": round(100 * passed / len(graded)) if graded else 0})
+    rows = []
+    for r in reports:
+        statuses = {c.id: str(getattr(c.status, "value", c.status)) for c in r.checks}
+        name = submission_name(r, names)
+        note = "; ".join(getattr(r, "integrity", []) or [])
+        if r.error is not None:
+            note = (r.error.strip().splitlines() or [r.error_kind or ""])[0]
+        rows.append({"name": name, "feedback": "feedback/" + urllib.parse.quote(feedback_name(r, names)),
+                     "score": f"{100 * weighted_score(r, course):.0f}%", "points": _num(points_of(r, course)),
+                     "cls": "ok" if r.passed else "bad",
+                     "cells": [{"check": cid, "status": statuses.get(cid), "glyph": _GLYPHS.get(statuses.get(cid), "·")}
+                               for cid in course.check_ids], "note": note})
+    summary = summarize(reports)
+    held = sum(bool(getattr(r, "integrity", None)) for r in reports)
+    mean = sum(weighted_score(r, course) for r in reports) / len(reports) if reports else 0.0
+    cards = [(say["submissions"], summary.total, ""), (say["all_pass"], summary.passed, "ok"),
+             (say["some_fail"], summary.failed, "bad" if summary.failed else "ok"),
+             (say["ungradable"], summary.ungradable, "bad" if summary.ungradable else "ok"),
+             (say["held"], held, "warn" if held else "ok"), (say["mean"], f"{100 * mean:.0f}%", "")]
+    env = jinja2.Environment(loader=jinja2.PackageLoader("checker", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("class.html.j2").render(say=say, lang=lang, cards=cards, checks=checks, rows=rows,
+                                                    pairs=list(pairs))
 
 
 def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *, lang: str = "en",
-                    hashes: dict[str, str] | None = None, track=None) -> Written:
+                    hashes: dict[str, str] | None = None, names: dict[str, str] | None = None,
+                    sources: dict[str, str] | None = None, track=None) -> Written:
     """Every output, computed first and then written, each file atomically (a temporary file in OUT,
-    renamed over the old one): grades.csv and results.json are never left half-written. ``hashes``
-    (``file_hashes``): each file's SHA-256, kept in results.json to tell next time which files changed."""
-    results = results_json(reports, course, hashes)
+    renamed over the old one, readable as the umask says): grades.csv and results.json are never left
+    half-written. ``hashes`` (``file_hashes``): each file's SHA-256, kept in results.json to tell next time
+    which files changed. ``names``: ``report.file`` -> its submission's name (a student's subfolder), where
+    not the file's own. ``sources``: submission name -> its code, compared for similar.csv and the class page
+    (a review aid: it changes no grade)."""
+    from checker.grade.similarity import similar_csv, similar_pairs
+
+    results = results_json(reports, course, hashes, names)
     previous = load_previous(out_dir)
     changes = compare(previous, results) if previous is not None else None
     files = file_states(previous, results) if previous is not None else None
     reading = readings(lang, track=track)
+    pairs = similar_pairs(sources or {})
     texts: dict[Path, str] = {
-        out_dir / "feedback" / feedback_name(r): feedback_markdown(r, course, lang, reading,
-                                                                  follows_other_track(r, track, lang))
+        out_dir / "feedback" / feedback_name(r, names): feedback_markdown(r, course, lang, reading, names,
+                                                                         follows_other_track(r, track, lang))
         for r in reports
     }
     if changes is not None:
         texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []), lang, files)
+    texts[out_dir / "similar.csv"] = similar_csv(pairs)
+    texts[out_dir / "class.html"] = class_page(reports, course, lang, names, pairs)
     texts[out_dir / "results.json"] = dumps(results, indent=2) + "\n"
-    texts[out_dir / "grades.csv"] = grades_csv(reports, course)
+    texts[out_dir / "grades.csv"] = grades_csv(reports, course, names)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
     for path, text in texts.items():
         atomic_write(path, text)
-    return Written(list(texts), changes, files)
+    return Written(list(texts), changes, files, pairs)
 
 
 @dataclass(frozen=True)

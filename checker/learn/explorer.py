@@ -75,7 +75,7 @@ T = {
     "setting_track": Message(
         "Track {track}'s own setting: your file's data and model (make_data, make_model) and the rest of its "
         "loop; {optimizer} with batches of {batch}; {epochs} epochs; seed {seed}.",
-        "El escenario propio de la pista {track}: los datos y el modelo de tu archivo (make_data, make_model) "
+        "El escenario propio del recorrido {track}: los datos y el modelo de tu archivo (make_data, make_model) "
         "y el resto de su bucle; {optimizer} con lotes de {batch}; {epochs} épocas; semilla {seed}."),
     "offline": Message("This page works offline: everything it shows was computed when it was written.",
                        "Esta página funciona sin conexión: todo lo que muestra se calculó al escribirla."),

@@ -155,7 +155,7 @@ IN_PACKAGE = Message(
        "course folder instead (a folder with a kata.toml whose track files name their own mutants and katas "
        "folders: CONTRIBUTING.md, \"A course folder\") and give --track NAME",
     es="{what}: {path} está dentro del paquete kata instalado, donde la próxima actualización lo perdería; "
-       "trabaja en una carpeta de curso (una carpeta con un kata.toml cuyos archivos de pista nombran sus propias "
+       "trabaja en una carpeta de curso (una carpeta con un kata.toml cuyos archivos de recorrido nombran sus propias "
        "carpetas de mutantes y katas: CONTRIBUTING.md, \"A course folder\") y da --track NOMBRE",
 )
 

@@ -1,0 +1,94 @@
+"""`kata autograder gradescope|github|docker`: kata packaged for the graders instructors use.
+
+Only click code: each command reads its options and calls checker.author.packaging, which builds the artefact.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from checker.cli.common import current_lang, lang_option, secret_option, stored_lang_option, track_option
+
+
+def _common(fn):
+    """The options every artefact takes."""
+    options = [
+        click.option("-o", "--out", "out_dir", required=True, type=click.Path(path_type=Path),
+                     help="Folder to write into (created if missing)."),
+        click.option("--course", "course", type=click.Path(path_type=Path), default=None,
+                     help="The course folder (the one holding kata.toml): bundled, and kata runs from inside it."),
+        click.option("--kata", "kata", default=None, metavar="REQUIREMENT",
+                     help="What pip installs as kata: a requirement (e.g. 'kata @ git+https://HOST/YOU/kata') or a "
+                          "wheel file (default: a copy of this kata's source, bundled)."),
+        click.option("--only", multiple=True, metavar="CHECK_ID", help="Grade only this check (repeatable)."),
+        click.option("--force", is_flag=True, help="Replace what an earlier run wrote there."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return track_option(lang_option(fn))
+
+
+def _options(course, kata, track, only, lang, file="loop.py"):
+    from checker.author.packaging import Options, validate
+
+    options = Options(kata=kata, course=course, track=track, only=tuple(only), lang=current_lang(lang), file=file)
+    validate(options)
+    return options
+
+
+@click.group("autograder", short_help="Package kata for Gradescope, GitHub Actions or Docker.")
+@stored_lang_option
+def autograder_group() -> None:
+    """Package kata for the graders instructors use: a Gradescope autograder zip, a GitHub Actions workflow,
+    or a Docker image that grades a class folder with no network (docs/autograding.md)."""
+
+
+@autograder_group.command("gradescope")
+@_common
+@secret_option
+def gradescope_cmd(out_dir: Path, course: Path | None, kata: str | None, only: tuple[str, ...], force: bool,
+                   track: str | None, lang: str | None, secret: bytes | None) -> None:
+    """Write OUT/autograder.zip for Gradescope's "Configure autograder".
+
+    The zip holds setup.sh (torch's CPU build, then kata), run_autograder (`kata check` of the one
+    submitted file, into results/results.json), kata's source, the course folder (--course) and
+    the grading secret (--secret or $KATA_SECRET; keep the zip from the students).
+    """
+    from checker.author.packaging import build_gradescope
+
+    path = build_gradescope(out_dir, _options(course, kata, track, only, lang), secret=secret, force=force)
+    click.echo(str(path))
+
+
+@autograder_group.command("github")
+@_common
+@click.option("--file", "file", default="loop.py", show_default=True, metavar="NAME",
+              help="The learner's file in the repository.")
+def github_cmd(out_dir: Path, course: Path | None, kata: str | None, only: tuple[str, ...], force: bool,
+               track: str | None, lang: str | None, file: str) -> None:
+    """Write OUT/.github/workflows/kata.yml: GitHub Actions (and Classroom) checks the learner's file on each push.
+
+    OUT is the assignment's template repository. The grading secret is an Actions secret named
+    KATA_SECRET, never in the file.
+    """
+    from checker.author.packaging import build_github
+
+    for path in build_github(out_dir, _options(course, kata, track, only, lang, file), force=force):
+        click.echo(str(path))
+
+
+@autograder_group.command("docker")
+@_common
+def docker_cmd(out_dir: Path, course: Path | None, kata: str | None, only: tuple[str, ...], force: bool,
+               track: str | None, lang: str | None) -> None:
+    """Write OUT/Dockerfile: an image that grades the class folder mounted at /class into /gradebook.
+
+    Run it with no network, as its first lines say (docker run --network none ...). --course also
+    takes a course file of points, as `kata grade` does.
+    """
+    from checker.author.packaging import build_docker
+
+    for path in build_docker(out_dir, _options(course, kata, track, only, lang), force=force):
+        click.echo(str(path))
