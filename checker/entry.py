@@ -24,7 +24,29 @@ def _code(code: object) -> int:
     return 1
 
 
+GRADING = frozenset({"check", "watch", "grade", "run", "trace", "explore", "verify"})
+"""Commands that fork graded children: their zygote starts before anything else is imported."""
+HEAVY = "checker.setting.lab:import_heavy"
+"""What such a zygote does first: import torch and scikit-learn (about nine tenths of its start)."""
+
+
+def _grades(argv: list[str]) -> bool:
+    """Whether the command line names a grading command (``kata [options] check ...``, ``kata mutants ... verify``)
+    and asks for no help page or version."""
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        return False
+    words = [arg for arg in argv[:6] if not arg.startswith("-")]
+    return bool(GRADING.intersection(words[:3]))
+
+
 def main() -> None:
+    if _grades(sys.argv[1:]):
+        # The zygote's imports take seconds and need nothing of the command line: they start now, while this
+        # process imports the command line itself. A command that turns out to be a usage error only wasted
+        # them (the zygote dies with kata).
+        from checker.sandbox.zygote import start_early
+
+        start_early(HEAVY)
     from checker.cli import main as kata
 
     try:

@@ -158,9 +158,13 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
                     labs[(request.device, track.id)] = prepared_lab(request.device, track)
                 lab = labs[(request.device, track.id)]
             report = grade_request(request_file, track, lab)
-    if guessed and report.error_kind == "protocol" and request.format in ("text", "json"):
-        # not a file of this track: say so first, exit 2, rather than a verdict of the wrong track
-        raise UsageProblem(f"{PROTOCOL_HINT.render(request.lang, track=track.id)}\n{report.error}")
+    if guessed and report.error_kind == "protocol":
+        # not a file of this track: say so first, exit 2, rather than a verdict of the wrong track (a format a
+        # program reads still gets its report, the hint first in the error)
+        said = PROTOCOL_HINT.render(request.lang, track=track.id)
+        if request.format == "text":
+            raise UsageProblem(f"{said}\n{report.error}")
+        report.error = f"{said}\n{report.error}"
     hint = track_hint(report, track, request.lang) if guessed and request.format == "text" else None
     if note is not None:
         hint = None

@@ -33,6 +33,8 @@ from checker.sandbox.hardening import PR_SET_PDEATHSIG, _prctl, _unshare
 
 READY = b"R"
 SPAWN = b"F"
+WARM = b"W"
+"""``W`` + a JSON list: the preloads registered after the zygote was started; it warms them, then says ``R``."""
 START_SECONDS = 300.0
 """How long the zygote may take to import torch and scikit-learn before kata gives up on it."""
 CLONE_NEWPID = 0x20000000
@@ -101,6 +103,10 @@ class Zygote:
         self.ready = False
         self.errors: Any = None
         self.lock = threading.Lock()
+        self.given: list[str] = []
+        """The preloads this zygote was given: on its command line, then in its one ``W`` message."""
+        self.told = False
+        """Whether the ``W`` message is sent (the zygote says ``R`` only after it)."""
 
     @property
     def pid(self) -> int | None:
@@ -110,9 +116,13 @@ class Zygote:
         return self.process is not None and self.process.poll() is None
 
     def start(self) -> None:
-        """Start the zygote if none runs; returns at once (the imports go on beside the caller's work)."""
+        """Start the zygote if none runs; returns at once (the imports go on beside the caller's work).
+
+        A zygote already running (started early, before the layers above registered their preloads) is sent
+        the preloads registered since, so it warms them while the caller goes on."""
         with self.lock:
             if self.alive():
+                self._tell_rest()
                 return
             self._close()
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -133,6 +143,19 @@ class Zygote:
             )
             theirs.close()
             self.sock, self.ready = ours, False
+            self.given, self.told = list(_PRELOAD), False
+
+    def _tell_rest(self) -> None:
+        """Send the ``W`` message once: what was registered with ``preload`` after the zygote started."""
+        if self.told or self.sock is None:
+            return
+        rest = [spec for spec in _PRELOAD if spec not in self.given]
+        try:
+            self.sock.send(WARM + json.dumps(rest).encode())
+        except OSError:
+            return  # a dead zygote: waiting for it says so
+        self.given += rest
+        self.told = True
 
     def _close(self) -> None:
         if self.sock is not None:
@@ -156,6 +179,7 @@ class Zygote:
         import selectors
 
         assert self.sock is not None and self.process is not None
+        self._tell_rest()
         with selectors.DefaultSelector() as sel:
             sel.register(self.sock, selectors.EVENT_READ)
             if not sel.select(timeout=START_SECONDS):
@@ -228,6 +252,14 @@ def prestart() -> None:
     zygote().start()
 
 
+def start_early(*specs: str) -> None:
+    """Start this process's zygote before the layers above are even imported (``checker.entry``): it begins with
+    ``specs`` (the heavy imports), and is sent the preloads registered meanwhile when they are known
+    (``prestart``, or its first job)."""
+    preload(*specs)
+    zygote().start()
+
+
 # ------------------------------------------------------------------------------------------ zygote side
 
 
@@ -256,6 +288,13 @@ def serve(fd: int, specs: list[str] = ()) -> None:
     sock = socket.socket(fileno=fd)
     try:
         _warm(list(specs))
+        # then what kata registered after starting this zygote (one W message, sent by kata itself)
+        message = sock.recv(1 << 20)
+        if not message:  # kata is gone
+            os._exit(0)
+        if message[:1] != WARM:
+            raise ZygoteError(f"expected the W message first, got {message[:16]!r}")
+        _warm(json.loads(message[1:]))
     except BaseException:
         import traceback
 
