@@ -258,7 +258,7 @@ def test_a_track_of_three_classes_colours_three_classes(tmp_path, lab):
     assert result.exit_code == 0, result.output
     assert "página escrita en" in result.output
     html = out.read_text()
-    assert "<html lang='es'>" in html and "Tu bucle" in html and "pista three-classes" in html
+    assert "<html lang='es'>" in html and "Tu bucle" in html and "recorrido three-classes" in html
     data = page_data(html)
     assert data["classes"] == 3 and data["default_lr"] == "0.1"
     run = data["loops"][0]["runs"]["0.1"]

@@ -630,7 +630,9 @@ CLI_ALLOWED: dict[str, set[str]] = {
     # `kata new --check` (passed down to checker.author.quotes)
     "checker.cli.run": {"LESSON_HELP", "run_settings_of"},
     "checker.cli.instructor": {"_ask"},  # the slug question of `kata new`, asked with click
-    "checker.cli.explore": {"TRACK_HELP"},  # --track's help text, which says what the explorer's setting is
+    "checker.cli.explore": {"TRACK_HELP"},
+    # the options every `kata autograder` artefact takes, and the packaging options they make
+    "checker.cli.autograder": {"_common", "_options"},  # --track's help text, which says what the explorer's setting is
     # the Spanish help of every command and option (one catalogue), and the click context and help formatter
     # that write a help page with it when the language is Spanish, found from the command line
     "checker.cli.help_es": {"LANG_KEY", "SHARED_ES", "HELP_ES", "CLICK_ES", "option_name", "spanish_help",
