@@ -205,3 +205,17 @@ def test_clicks_own_usage_errors_are_spanish_too(runner, args: list[str], said: 
     result = runner.invoke(main, args)
     assert result.exit_code == 2 and said in result.output, result.output
     assert "Prueba '" in result.output and english_lines(result.output) == [], result.output
+
+
+def test_an_instructors_catalogue_listing_speaks_spanish_around_the_catalogues_own_words(runner):
+    """`kata mutants list` and `show` in Spanish: the columns and facts are Spanish; a mutant's title and
+    description stay the catalogue's own (English) words."""
+    listing = runner.invoke(main, ["mutants", "list", "--lang", "es"])
+    assert listing.exit_code == 0, listing.output
+    header = listing.output.splitlines()[0]
+    assert "lo matan" in header and "título" in header and "killed by" not in header
+    assert re.search(r"\n\d+ mutantes$", listing.output.rstrip())
+    shown = runner.invoke(main, ["mutants", "show", "lr-ignored", "--lang", "es"])
+    assert shown.exit_code == 0 and "lo matan: optimizer.setup · documentado en:" in shown.output
+    english = runner.invoke(main, ["mutants", "list"])
+    assert "killed by" in english.output.splitlines()[0] and re.search(r"\n\d+ mutants$", english.output.rstrip())

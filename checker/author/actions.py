@@ -14,6 +14,7 @@ from pathlib import Path
 from checker.author.authoring import catalogue_markdown
 from checker.base.errors import UsageProblem
 from checker.base.files import atomic_write
+from checker.base.i18n import Message
 from checker.base.term import console, echo
 from checker.catalogue.katas import KataFileError
 from checker.catalogue.mutants import MutantError, MutantFileError, apply, load_mutants, reference_source, resolve_dir
@@ -52,7 +53,19 @@ def mutated_source(mutant, track=None) -> str:
         raise UsageProblem(str(exc)) from None
 
 
-def print_catalogue(mutants, *, as_json: bool) -> None:
+LIST_COLUMNS = (
+    Message(en="id", es="id"), Message(en="operator", es="operador"), Message(en="in", es="en"),
+    Message(en="killed by", es="lo matan"), Message(en="title", es="título"),
+)
+"""`kata mutants list`'s columns (a mutant's title and description are the catalogue's own words, in English)."""
+EQUIVALENT = Message(en="equivalent", es="equivalente")
+MUTANTS_COUNT = Message(en="{n} mutants", es="{n} mutantes")
+MUTANT_FACTS = Message(en="killed by: {killers} · documented in: {where}",
+                       es="lo matan: {killers} · documentado en: {where}")
+DECLARED_EQUIVALENT = Message(en="declared equivalent:", es="declarado equivalente:")
+
+
+def print_catalogue(mutants, *, as_json: bool, lang: str = "en") -> None:
     """`kata mutants list`: id, operator, where it applies, its killers, its title; or all of it as JSON."""
     if as_json:
         import json
@@ -81,22 +94,22 @@ def print_catalogue(mutants, *, as_json: bool) -> None:
 
 
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("id", "operator", "in", "killed by", "title"):
-        table.add_column(col, no_wrap=col != "title")
+    for i, col in enumerate(LIST_COLUMNS):
+        table.add_column(col.render(lang), no_wrap=i != len(LIST_COLUMNS) - 1)
     for m in mutants.values():
         table.add_row(
             escape(m.id),
             m.operator,
             ", ".join(m.functions),
             ", ".join(m.killed_by),
-            escape(m.title) + (" [dim](equivalent)[/]" if m.equivalent else ""),
+            escape(m.title) + (f" [dim]({EQUIVALENT.render(lang)})[/]" if m.equivalent else ""),
         )
     out = console()
     out.print(table)
-    out.print(f"[dim]{len(mutants)} mutants[/]")
+    out.print(f"[dim]{MUTANTS_COUNT.render(lang, n=len(mutants))}[/]")
 
 
-def print_mutant(mutant, track=None) -> None:
+def print_mutant(mutant, track=None, lang: str = "en") -> None:
     """`kata mutants show`: what the mutant is, then its unified diff against the reference."""
     from rich.markup import escape
 
@@ -104,11 +117,10 @@ def print_mutant(mutant, track=None) -> None:
     out = console()
     out.print(f"[bold]{escape(mutant.id)}[/]: {escape(mutant.title)}")
     out.print(f"[dim]{escape(mutant.description)}[/]")
-    out.print(
-        f"[dim]killed by: {', '.join(mutant.killed_by)} · documented in: {escape(mutant.documented_in)}[/]"
-    )
+    facts = MUTANT_FACTS.render(lang, killers=", ".join(mutant.killed_by), where=mutant.documented_in)
+    out.print(f"[dim]{escape(facts)}[/]")
     if mutant.equivalent:
-        out.print(f"[yellow]declared equivalent:[/] {escape(mutant.equivalent)}")
+        out.print(f"[yellow]{DECLARED_EQUIVALENT.render(lang)}[/] {escape(mutant.equivalent)}")
     styles = {"+": "green", "-": "red", "@": "cyan"}
 
     path = (track or get_track()).reference_path

@@ -230,6 +230,12 @@ def submission_sources(found) -> dict[str, str]:
     return sources
 
 
+SUMMARY_COLUMNS = (
+    Message(en="check", es="comprobación"), Message(en="not passed", es="sin aprobar"),
+    Message(en="fail / error / timeout / skipped", es="falla / error / tiempo agotado / omitida"),
+)
+
+
 def print_summary(reports, lang: str, seconds: float, out_dir: Path, names=None, similar=()) -> None:
     """The class at a glance: how many pass, the checks failed most, what cannot be graded, what was written,
     and how many pairs are alike (listed in the class page)."""
@@ -243,9 +249,8 @@ def print_summary(reports, lang: str, seconds: float, out_dir: Path, names=None,
     graded = summary.total - summary.ungradable
     if summary.failing_checks:
         table = Table(title=MOST_FAILED.render(lang), title_justify="left", box=None, pad_edge=False)
-        table.add_column("check")
-        table.add_column("not passed", justify="right")
-        table.add_column("fail / error / timeout / skipped", justify="right")
+        for column, justify in zip(SUMMARY_COLUMNS, ("left", "right", "right"), strict=True):
+            table.add_column(column.render(lang), justify=justify)
         for cid, n, statuses in summary.failing_checks[:10]:
             table.add_row(cid, f"{n}/{graded}", " / ".join(
                 str(statuses[s]) for s in ("fail", "error", "timeout", "skipped")))

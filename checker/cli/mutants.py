@@ -45,7 +45,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List every mutant: id, operator, where it applies, the checks that must kill it."""
     from checker.author.actions import load, print_catalogue
 
-    print_catalogue(load(ctx.obj.get("mutants_dir")), as_json=as_json)
+    print_catalogue(load(ctx.obj.get("mutants_dir")), as_json=as_json, lang=current_lang(None))
 
 
 @mutants_group.command("show")
@@ -56,7 +56,7 @@ def show_cmd(ctx: click.Context, mutant_id: str) -> None:
     """Show mutant ID as a unified diff against the reference (coloured on a terminal)."""
     from checker.author.actions import one, print_mutant
 
-    print_mutant(one(ctx.obj.get("mutants_dir"), mutant_id), ctx.obj["track"])
+    print_mutant(one(ctx.obj.get("mutants_dir"), mutant_id), ctx.obj["track"], current_lang(None))
 
 
 @mutants_group.command("export")
