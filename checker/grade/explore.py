@@ -37,7 +37,7 @@ from checker.grade.boundary import (
     parse_points,
     points_of,
 )
-from checker.grade.runs import RunFailed
+from checker.grade.runs import LOAD_TIMEOUT, RunFailed, loaded_loop
 from checker.sandbox.events import Kind
 from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
 from checker.sandbox.zygote import Task
@@ -45,7 +45,6 @@ from checker.setting.tracks import DataSpec, ModelSpec, Track, hidden_paths, spl
 
 LRS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 """The learning rates every page holds (10: the lesson's "raise the lr to 10")."""
-LOAD_TIMEOUT = 20.0
 STEP = "lr="
 HISTORY_KEYS = ("epoch", "lr", "train_loss", "val_loss", "val_acc")
 
@@ -149,18 +148,11 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track) -> dict[
 
 def _target(source: str, filename: str, setting: ExploreSetting, track: Track) -> Callable[[Reporter], None]:
     def target(rep: Reporter) -> None:
-        from checker.base.errors import LoopFileError
-        from checker.grade.worker import child_setup, describe_exception
-        from checker.loopfile.loading import load_loop
+        from checker.grade.worker import describe_exception
 
-        child_setup()
-        rep.start("load", timeout=LOAD_TIMEOUT)
-        try:
-            loop = load_loop(source, filename, track)
-        except LoopFileError as exc:
-            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message})
+        loop = loaded_loop(source, filename, track, rep)
+        if loop is None:
             return
-        rep.send({"event": "loaded"})
         for lr in setting.lrs:
             step = f"{STEP}{lr:g}"
             rep.start(step, timeout=setting.timeout())
@@ -277,7 +269,7 @@ def _collect(outcome, name: str, setting: ExploreSetting) -> Explored:
     by_step = {f"{STEP}{lr:g}": lr for lr in setting.lrs}
     for event in outcome.events:
         if event.kind is Kind.FILE_ERROR:
-            raise RunFailed(event.message, file_error=True)
+            raise RunFailed(Message(en=event.message, es=event.es or event.message), file_error=True)
         if event.kind is Kind.FIGURES:
             try:
                 run = parse_run(event.figures, setting)

@@ -327,22 +327,33 @@ def _row_index(X, row) -> int | None:
     return hits[0] if hits else None
 
 
+def loaded_loop(source: str, filename: str, track, rep: Reporter):
+    """In a child of ``kata run``, ``trace`` or ``explore``: set the child up and load the file, reporting
+    ``loaded``; a file that cannot load is reported as ``file_error`` (its Spanish too) and gives None."""
+    from checker.base.errors import LoopFileError
+    from checker.grade.worker import child_setup
+    from checker.loopfile.loading import load_loop
+
+    child_setup()
+    rep.start("load", timeout=LOAD_TIMEOUT)
+    try:
+        loop = load_loop(source, filename, track)
+    except LoopFileError as exc:
+        rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message,
+                  **({"es": exc.es} if exc.es else {})})
+        return None
+    rep.send({"event": "loaded"})
+    return loop
+
+
 def _target(source: str, filename: str, what: str, settings: RunSettings | TraceSettings,
             lab) -> Callable[[Reporter], None]:
     def target(rep: Reporter) -> None:
-        from checker.base.errors import LoopFileError
-        from checker.grade.worker import child_setup, describe_exception
-        from checker.loopfile.loading import load_loop
+        from checker.grade.worker import describe_exception
 
-        child_setup()
-        rep.start("load", timeout=LOAD_TIMEOUT)
-        try:
-            loop = load_loop(source, filename, lab.track if lab is not None else None)
-        except LoopFileError as exc:
-            rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message,
-                      **({"es": exc.es} if exc.es else {})})
+        loop = loaded_loop(source, filename, lab.track if lab is not None else None, rep)
+        if loop is None:
             return
-        rep.send({"event": "loaded"})
         rep.start(what, timeout=settings.timeout)
         try:
             figures = (measure_trace(loop, settings, lab.track) if what == "trace"

@@ -102,6 +102,17 @@ def track_of(request: CheckRequest, kata: Kata | None, workdir: str | None) -> T
     return track_for_file(request.track, None if request.path is None else str(request.path), workdir)
 
 
+def _lab(labs: dict | None, device: str, track: Track):
+    """The prepared lab for ``device`` and ``track`` kept in ``labs`` (made and kept on first use); None without
+    ``labs`` (grading makes its own)."""
+    if labs is None:
+        return None
+    key = (device, track.id)
+    if key not in labs:
+        labs[key] = prepared_lab(device, track)
+    return labs[key]
+
+
 def check(request: CheckRequest, *, session: Session | None = None, kata: Kata | None = None,
           workdir: str | None = None, labs: dict | None = None) -> CheckOutcome:
     """Check the file ``request`` names (without one: the current kata's, in ``session`` or the working folder
@@ -134,13 +145,7 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
         # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
         report = ungradable_report(request.path)
     if report is None:
-        lab = None
-        if labs is not None:
-            key = (request.device, track.id)
-            if key not in labs:
-                labs[key] = prepared_lab(request.device, track)
-            lab = labs[key]
-        report = grade_request(request_file, track, lab)
+        report = grade_request(request_file, track, _lab(labs, request.device, track))
     guessed = kata is None and request.track is None
     note = None
     if guessed and report.error is None:
@@ -152,12 +157,7 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
                 course = course_of(request.course, other, request.lang)
                 request_file = replace(request_file, only=tuple(course.check_ids))
             track = other
-            lab = None
-            if labs is not None:
-                if (request.device, track.id) not in labs:
-                    labs[(request.device, track.id)] = prepared_lab(request.device, track)
-                lab = labs[(request.device, track.id)]
-            report = grade_request(request_file, track, lab)
+            report = grade_request(request_file, track, _lab(labs, request.device, track))
     if guessed and report.error_kind == "protocol":
         # not a file of this track: say so first, exit 2, rather than a verdict of the wrong track (a format a
         # program reads still gets its report, the hint first in the error)
