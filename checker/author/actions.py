@@ -177,6 +177,10 @@ class StderrProgress:
         if self.bar:
             self.bar.__exit__(*exc)
 
+    def plan(self, total: int) -> None:
+        if self.bar:
+            self.bar.update(self.task, total=total)
+
     def check(self, name: str, cid: str, status: str) -> None:
         if self.bar:
             counter = f"{self.finished}/{self.count} " if self.count else ""
@@ -190,7 +194,7 @@ class StderrProgress:
 
 
 def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | None, html_path: str | None,
-           seeds: int, quiet: bool, lang: str, track=None) -> int:
+           seeds: int, quiet: bool, lang: str, track=None, all_checks: bool = False) -> int:
     """`kata mutants verify`: the kill matrix printed, the proofs recorded, the reports written; the exit code."""
     mutants = load(mutants_dir)
     unknown = [i for i in only if i not in mutants]
@@ -214,6 +218,8 @@ def verify(mutants_dir: str | None, *, only: tuple[str, ...], json_path: str | N
                 reference=reference_source(lab.track),
                 on_check=progress.check,
                 on_done=progress.done,
+                on_plan=progress.plan,
+                all_checks=all_checks,
             )
         except (VerifyProblem, MutantFileError) as exc:
             raise UsageProblem(str(exc)) from None

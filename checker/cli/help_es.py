@@ -232,8 +232,12 @@ HELP_ES: dict[str, str] = {
     "kata mutants export": "Escribe el archivo de bucle del mutante ID en DEST (un archivo, o una carpeta que "
                            "guardará ID.py).",
     "kata mutants export --force": "Sobrescribe DEST si existe.",
-    "kata mutants verify": "Evalúa la referencia y cada mutante con la batería entera; imprime la matriz de "
-                           "muertes.\n\n"
+    "kata mutants verify": "Evalúa la referencia y cada mutante; imprime la matriz de muertes.\n\n"
+                           "La referencia pasa la batería entera. Un mutante pasa las comprobaciones que alcanzan "
+                           "el código que cambió (una que no alcanza nada de él se comporta como con la "
+                           "referencia, que la pasa), y la batería entera otra vez si así sobrevive o no lo mata "
+                           "una comprobación que declara; --all-checks pasa todas las comprobaciones a cada "
+                           "mutante.\n\n"
                            "Cada veredicto se guarda en el proofs.json de la carpeta de mutantes (lo que lee "
                            "`kata list` para distinguir una kata lista de un borrador; súbelo con los archivos de "
                            "mutantes).\n\n"
@@ -242,6 +246,8 @@ HELP_ES: dict[str, str] = {
                            "muerte declarada que no ocurre, una referencia inestable o que falla, un mutante que "
                            "no se puede construir ni evaluar); 2 ante una petición incorrecta.",
     "kata mutants verify --only": "Verifica solo este mutante (repetible).",
+    "kata mutants verify --all-checks": "Pasa todas las comprobaciones a cada mutante, también las que no "
+                                        "alcanzan nada del código que el mutante cambió.",
     "kata mutants verify --json": "Escribe un informe de mutation-testing de Stryker (versión 2 del esquema) en "
                                   "este archivo.",
     "kata mutants verify --html": "Escribe una página HTML autónoma con la matriz de muertes y cada diff.",

@@ -95,12 +95,21 @@ def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool) -> No
     show_default=True,
     help="Run the reference under this many global RNG seeds; a check whose verdict changes is flaky.",
 )
+@click.option(
+    "--all-checks",
+    is_flag=True,
+    help="Run every check on every mutant, also the checks that reach none of the code the mutant changed.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @track_option
 @lang_option
 @click.pass_context
-def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lang, track) -> None:
-    """Grade the reference and every mutant with the whole battery; print the kill matrix.
+def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, all_checks, quiet, lang, track) -> None:
+    """Grade the reference and every mutant; print the kill matrix.
+
+    The reference runs the whole battery. A mutant runs the checks that reach the code it changed (a check
+    reaching none of it behaves as on the reference, which passes it), and the whole battery again whenever
+    that leaves it surviving or misses a check it declares; --all-checks runs every check on every mutant.
 
     Each verdict is recorded in the mutants folder's proofs.json (what `kata list` reads to tell a
     ready kata from a draft; commit it with the mutant files).
@@ -118,7 +127,8 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, quiet, lan
         if not ctx.obj.get("mutants_dir") or ctx.parent.params.get("mutants_dir") is None:
             ctx.obj["mutants_dir"] = str(chosen.mutants_dir)
     raise SystemExit(verify(ctx.obj.get("mutants_dir"), only=only, json_path=json_path, html_path=html_path,
-                            seeds=seeds, quiet=quiet, lang=current_lang(lang), track=ctx.obj["track"]))
+                            seeds=seeds, quiet=quiet, lang=current_lang(lang), track=ctx.obj["track"],
+                            all_checks=all_checks))
 
 
 @mutants_group.command("doc")

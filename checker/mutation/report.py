@@ -39,7 +39,8 @@ THRESHOLDS = {"high": 100, "low": 90}
 DECLARED_KILL, EXTRA_KILL, MISSED, PASSES = "●", "○", "✗", "·"
 LEGEND = (
     f"{DECLARED_KILL} killed by a declared check   {EXTRA_KILL} killed by another check too   "
-    f"{MISSED} declared check did not kill it   {PASSES} passes   E/T: by an error/timeout"
+    f"{MISSED} declared check did not kill it   {PASSES} passes   E/T: by an error/timeout   "
+    "blank: not run (it reaches nothing the mutant changed)"
 )
 _STATUS_STYLE = {
     KILLED: "green",
@@ -123,6 +124,11 @@ def render_terminal(v: Verification, out) -> None:
         f"[{colour}]mutation score {v.score:.1f}%[/] ({v.detected}/{v.valid} detected; {counts}) "
         f"in {v.seconds.get('total', 0.0):.1f} s"
     )
+    left_out = sum(len(r.not_run) for r in v.results)
+    if left_out:
+        ran = sum(len(r.checks) for r in v.results)
+        out.print(f"[dim]{left_out} of {left_out + ran} check runs on mutants left out: they reach none of the code "
+                  f"the mutant changed (--all-checks runs them)[/]")
     idle = v.idle_checks
     if idle:
         out.print(f"[yellow]checks that kill nothing:[/] {', '.join(idle)}")
@@ -178,7 +184,7 @@ def _mutant_entry(v: Verification, r: MutantResult) -> dict[str, Any]:
         entry["statusReason"] = reason
     if r.checks:
         entry["killedBy"] = r.killers
-        entry["coveredBy"] = list(r.checks)  # no coverage analysis: every check runs on every mutant
+        entry["coveredBy"] = list(r.checks)  # the checks that reach the code it changed (checker.mutation.reach)
         entry["testsCompleted"] = len(r.checks)
         entry["duration"] = round(r.seconds * 1000, 1)
     return entry

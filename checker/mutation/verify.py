@@ -18,6 +18,7 @@ another check is reported as an extra, not a fault.
 from __future__ import annotations
 
 import difflib
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from checker.catalogue.mutants import Mutant, MutantError, apply, load_mutants, reference_source
-from checker.checks import ordered_ids
+from checker.checks import REGISTRY, ordered_ids
 from checker.grade.grading import Submission, grade
+from checker.mutation.reach import changed_units, checks_reaching, units_of
 from checker.setting.draws import Draw
 
 
@@ -65,6 +67,8 @@ class MutantResult:
     source: str | None = None
     checks: dict[str, str] = field(default_factory=dict)
     """Check id -> pass/fail/error/timeout, for every check that ran."""
+    not_run: list[str] = field(default_factory=list)
+    """Checks left out because they reach none of the code the mutant changed (``checker.mutation.reach``)."""
     messages: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -84,7 +88,7 @@ class MutantResult:
         """Declared killers that are not checks of the battery that ran."""
         if not self.checks:
             return []
-        return [c for c in self.mutant.killed_by if c not in self.checks]
+        return [c for c in self.mutant.killed_by if c not in self.checks and c not in self.not_run]
 
     @property
     def extra(self) -> list[str]:
@@ -250,14 +254,21 @@ def run_verify(
     check_ids: Sequence[str] | None = None,
     on_check: Callable[[str, str, str], None] | None = None,
     on_done: Callable[[str, str], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
     mutants: Sequence[Mutant] | None = None,
+    all_checks: bool = False,
 ) -> Verification:
     """Grade the reference (under ``seeds`` global seeds) and the chosen mutants in one ``grade()`` call.
 
     The mutants are ``mutants`` when given, else the files in ``mutants_dir`` (all, or those in ``only``).
 
+    Each mutant runs the checks that reach the code it changed (``checker.mutation.reach``), and the whole
+    battery when that selection leaves it surviving or misses a check it declares; ``all_checks``: the whole
+    battery on every mutant.
+
     ``on_check(name, check_id, status)`` is called as each check finishes; ``on_done(name, status)``
-    as each submission finishes (name: the mutant id, or "reference (seed N)").
+    as each submission finishes (name: the mutant id, or "reference (seed N)"); ``on_plan(n)`` with the number
+    of check runs planned, before they start and again when a rerun adds some.
     """
     started = time.perf_counter()
     if seeds < 1:
@@ -281,12 +292,19 @@ def run_verify(
     # Seed 0 shares the run's draw with the mutants; every further seed also brings its own draw of the
     # differential checks' arguments, so "the reference passes under N seeds" covers N draws too.
 
-    subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=None if s == 0 else Draw.fresh(lab.track))
+    shared = Draw.fresh(lab.track)  # the mutants' and seed 0's, kept for the reruns
+    subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=shared if s == 0 else Draw.fresh(lab.track))
             for s in range(seeds)]
     pending = [r for r in results if r.status == "Pending"]
-    subs += [Submission(r.source, f"mutants/{r.mutant.id}.py") for r in pending]
+    selected = {r.mutant.id: None if all_checks else _selection(r, ref_source, ids) for r in pending}
+    subs += [Submission(r.source, f"mutants/{r.mutant.id}.py", check_ids=selected[r.mutant.id], draw=shared)
+             for r in pending]
     names = {id(s): (ref_names[i] if i < seeds else pending[i - seeds].mutant.id) for i, s in enumerate(subs)}
     by_file = {s.filename: names[id(s)] for s in subs}
+    planned = len(ids) * seeds + sum(len(ids if selected[r.mutant.id] is None else selected[r.mutant.id])
+                                     for r in pending)
+    if on_plan:
+        on_plan(planned)
 
     def _on_check(sub, res) -> None:
         if on_check:
@@ -301,7 +319,6 @@ def run_verify(
     reports = grade(
         subs, lab, check_ids=ids, workers=2, split=1, lang=lang, on_check=_on_check, on_report=_on_report
     )
-    graded = time.perf_counter() - graded_at
 
     ref = ReferenceResult(seeds=list(range(seeds)))
     for report in reports[:seeds]:
@@ -313,6 +330,24 @@ def run_verify(
                 ref.messages.setdefault(c.id, c.message.splitlines()[0] if c.message else "")
     for r, report in zip(pending, reports[seeds:], strict=True):
         settle(r, report)
+        chosen = selected[r.mutant.id]
+        if chosen is not None:
+            r.not_run = [c for c in ids if c not in chosen]
+    # a selection that leaves a mutant surviving, or misses a check it declares: the whole battery decides
+    again = [r for r in pending if r.not_run and (r.status == SURVIVED or r.missing)]
+    if again:
+        if on_plan:
+            on_plan(planned + len(ids) * len(again))
+        rerun = [Submission(r.source, f"mutants/{r.mutant.id}.py", draw=shared) for r in again]
+        for s, r in zip(rerun, again, strict=True):
+            names[id(s)] = r.mutant.id
+        more = grade(rerun, lab, check_ids=ids, workers=2, split=1, lang=lang, on_check=_on_check,
+                     on_report=_on_report)
+        for r, report in zip(again, more, strict=True):
+            r.not_run = []
+            settle(r, report)
+        reports += more
+    graded = time.perf_counter() - graded_at
     ref_seconds = sum(c.seconds for rep in reports[:seeds] for c in rep.checks)
     mut_seconds = sum(c.seconds for rep in reports[seeds:] for c in rep.checks)
     share = ref_seconds / (ref_seconds + mut_seconds) if ref_seconds + mut_seconds else 0.0
@@ -327,9 +362,28 @@ def run_verify(
             "mutation": graded * (1 - share),
             "total": time.perf_counter() - started,
         },
-        config={"seeds": seeds, "only": list(only), "checks": ids, "workers": 2},
+        config={"seeds": seeds, "only": list(only), "checks": ids, "workers": 2,
+                "coverageAnalysis": "all" if all_checks else "perTest"},
         reference_name=getattr(getattr(lab, "track", None), "reference_path", REFERENCE_NAME),
     )
+
+
+def _selection(result: MutantResult, reference: str, ids: Sequence[str]) -> list[str] | None:
+    """The checks to run on a mutant: those reaching the code it changed, or None (all of them) when that cannot
+    be narrowed or would leave out a check the mutant declares."""
+    ref_units = _units(reference)
+    if ref_units is None or result.source is None:
+        return None
+    chosen = checks_reaching(ids, lambda cid: REGISTRY[cid].calls, ref_units,
+                             changed_units(ref_units, units_of(result.source)))
+    if chosen is None or any(c in ids and c not in chosen for c in result.mutant.killed_by):
+        return None
+    return chosen
+
+
+@functools.lru_cache(maxsize=8)
+def _units(reference: str):
+    return units_of(reference)
 
 
 # --------------------------------------------------------------------------- diffs and locations
