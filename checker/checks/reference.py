@@ -1150,8 +1150,11 @@ def _evaluate_case(loop, lab, seed: int, rows: int, *, default: bool) -> dict:
     from checker.setting.instruments import lesson_mlp, plain_number, recording_moves, tag
 
     d = lab.data
-    X = torch.cat([d.X_val, d.X_train])[:rows]
-    y = torch.cat([d.y_val, d.y_train])[:rows]
+    X, y = torch.cat([d.X_val, d.X_train]), torch.cat([d.y_val, d.y_train])
+    if rows > len(X):  # more rows than the track has: its rows again, as often as it takes
+        times = -(-rows // len(X))
+        X, y = X.repeat(times, *([1] * (X.dim() - 1))), y.repeat(times)
+    X, y = X[:rows], y[:rows]
     X_before, y_before = X.clone(), y.clone()
     model = lesson_mlp(seed, device=lab.device, track=lab.track)
     weights = _weights(model)

@@ -16,7 +16,8 @@ The classes, per function (``docs/checks.md`` has the table):
 - learning rates by decade, per optimizer name (SGD: 1e-4..1e-3, 1e-2..1e-1, 0.1..1, above 1; Adam:
   1e-4..1e-3, 1e-3..1e-2, 1e-2..1e-1), and the defaults (``name="sgd"``, ``lr=0.1``);
 - evaluate's rows: 1, under 16, a multiple of 16 and of 32 (chunks split evenly), 64, between two
-  multiples of 16, above 64 (rows from the training and validation sets together);
+  multiples of 16, above 64 (rows from the training and validation sets together), thousands (above 4096:
+  those rows repeated, past any cap a loop might put on its validation);
 - training runs (``train_epoch``/``fit``): both optimizers, a clip norm that binds and one that does
   not, no clip, a batch of 1 where the model allows it, a batch above 64, the whole set, an lr above 1,
   one run at the protocol's defaults, a ``fit`` with more epochs than any plausible patience.
@@ -60,7 +61,8 @@ class Case:
         if self.kind == "batch.above-64":  # also name the remainder class the size falls in
             rest = _REMAINDER[remainder_class(facts["n"], batch_size_of(self))]
             text = Message(en=f"{text.en}, {rest.en}", es=f"{text.es}, {rest.es}")
-        elif self.kind.startswith("rows.") and self.kind != "rows.above-64" and (self.value or 0) > 64:
+        elif self.kind.startswith("rows.") and self.kind not in ("rows.above-64", "rows.thousands") \
+                and (self.value or 0) > 64:
             text = Message(en=f"{text.en}, above 64", es=f"{text.es}, más de 64")  # the other class it is in
         return text
 
@@ -161,6 +163,8 @@ LABELS: dict[str, Message] = {
     "rows.64": Message(en="64 rows", es="64 filas"),
     "rows.uneven": Message(en="{value} rows, no multiple of 16", es="{value} filas, no múltiplo de 16"),
     "rows.above-64": Message(en="{value} rows, above 64", es="{value} filas, más de 64"),
+    "rows.thousands": Message(en="{value} rows, above 4096 (the training and validation rows repeated)",
+                              es="{value} filas, más de 4096 (las filas de entrenamiento y validación repetidas)"),
     "eval.defaults": Message(en="the protocol's defaults (no device given)",
                              es="los valores por defecto del protocolo (sin dispositivo)"),
     # training runs
@@ -274,6 +278,8 @@ def rows_cases(rng: random.Random, n_rows: int) -> tuple[Case, ...]:
     cases.append(Case("rows.uneven", rng.choice([b for b in range(17, 64) if b % 16])))
     if n_rows > 65:
         cases.append(Case("rows.above-64", rng.choice([b for b in range(65, n_rows + 1) if b % 16])))
+    # a cap on the rows evaluated (256, 1000, 1024, 4096, ...) shows only past it
+    cases.append(Case("rows.thousands", rng.choice([b for b in range(4097, 8192) if b % 16])))
     return tuple(cases)
 
 
