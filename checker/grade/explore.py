@@ -41,7 +41,15 @@ from checker.grade.runs import LOAD_TIMEOUT, RunFailed, loaded_loop
 from checker.sandbox.events import Kind
 from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
 from checker.sandbox.zygote import Task
-from checker.setting.tracks import DataSpec, ModelSpec, Track, hidden_paths, split_of, submission_folders
+from checker.setting.tracks import (
+    DataSpec,
+    ModelSpec,
+    Track,
+    hidden_paths,
+    shared_files,
+    split_of,
+    submission_folders,
+)
 
 LRS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 """The learning rates every page holds (10: the lesson's "raise the lr to 10")."""
@@ -308,7 +316,7 @@ def explore_files(mine: tuple[str, str] | None, reference: tuple[str, str], sett
     """
     sources: Sequence[tuple[str, str]] = [s for s in (mine, reference) if s is not None]
     hide = hidden_paths(submission_folders([name for _, name in sources]))
-    limits = Limits(step_timeout=max(setting.timeout(), LOAD_TIMEOUT), hide=hide)
+    limits = Limits(step_timeout=max(setting.timeout(), LOAD_TIMEOUT), hide=hide, shared_files=shared_files(track))
     jobs = [Job(Task("checker.grade.explore:_target", (src, name, setting, track)), limits, tag=i)
             for i, (src, name) in enumerate(sources)]
     found: dict[int, Explored] = {}

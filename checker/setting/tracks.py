@@ -607,6 +607,15 @@ def hidden_paths(extra=()) -> tuple[str, ...]:
     return tuple(out)
 
 
+def shared_files(track: Track | None) -> tuple[str, ...]:
+    """What a graded child gets a read-only copy of in its private folder (``sandbox.Limits.shared_files``): the
+    track's data file when its data is a course's ``file``, so a loop's own ``make_data`` reads it as
+    ``Path(__file__).with_name(NAME)`` (or by its bare name), while the track's folder stays hidden."""
+    if track is None or track.data.source != "file" or not track.data.path:
+        return ()
+    return (track.data.path,)
+
+
 def submission_folders(filenames) -> list[str]:
     """The folder of each file that exists on disk (a classmate's folder, the checked file's own)."""
     import os
