@@ -548,3 +548,24 @@ def test_a_learners_loop_reads_a_course_csv_in_the_sandbox(tmp_path):
     assert refused.returncode == 1, refused.stdout + refused.stderr
     statuses = {c["id"]: c["status"] for c in json.loads(refused.stdout)["checks"]}
     assert statuses["data.lesson"] != "pass"
+
+
+def test_a_new_zygote_computes_a_course_tracks_data_once_for_every_child(tmp_path):
+    """The zygote runs in / without the course's environment, so it cannot find a course's tracks itself: the
+    lab hands it the track file to warm (``track_preload``); a child forked afterwards finds the data computed.
+    Built-in tracks are warmed anyway, and a file's data comes with the lab: neither needs it."""
+    from checker.sandbox.zygote import _warm
+    from checker.setting.lab import track_preload
+    from checker.setting.tracks import get_track, split_of
+
+    track = _track(tmp_path, 'dataset = "load_wine"\nn_samples = 178\nn_val = 38', features=13)
+    spec = track_preload(track)
+    assert spec is not None and track_preload(get_track("moons")) is None
+    np.savez(tmp_path / "tracks" / "points.npz", X=np.zeros((40, 4)), y=np.repeat([0, 1], 20))
+    assert track_preload(_track(tmp_path, 'file = "points.npz"\nn_samples = 40\nn_val = 10', name="f")) is None
+    split_of.cache_clear()
+    _warm([spec])  # as a new zygote does with it, before it forks any child
+    before = split_of.cache_info()
+    track.split(0)  # a child's lab, its track parsed in kata's own process
+    after = split_of.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)
