@@ -421,10 +421,10 @@ def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
     """
     global _HIDDEN, _PRIVATE
     active: dict[str, object] = {}
+    _PRIVATE = private_dir  # where the parent copied Limits.shared_files, on any platform
     if not sys.platform.startswith("linux"):
         return active
     _HIDDEN = tuple(os.path.realpath(h) for h in hide)
-    _PRIVATE = private_dir
     _close_descriptors(keep_fds)
     active["descriptors"] = True
     if identity is not None:  # counted per uid: only meaningful for a uid of the child's own
