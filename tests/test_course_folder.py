@@ -569,3 +569,29 @@ def test_a_new_zygote_computes_a_course_tracks_data_once_for_every_child(tmp_pat
     track.split(0)  # a child's lab, its track parsed in kata's own process
     after = split_of.cache_info()
     assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)
+
+
+def test_a_course_names_the_mutants_and_katas_folders_of_its_track_files(tmp_path, monkeypatch):
+    """kata.toml's `mutants` and `katas`: one subfolder per track, for the course's track files that name no
+    folder of their own; a track file that names one keeps it, and one that names none where the course gives
+    no default is refused, naming the field."""
+    from checker.setting.lab import track_preload
+    from checker.setting.tracks import all_tracks
+
+    monkeypatch.delenv("KATA_COURSE", raising=False)
+    monkeypatch.delenv("KATA_TRACKS", raising=False)
+    _write(tmp_path / "kata.toml", 'mutants = "course-mutants"\nkatas = "course-katas"\n')
+    bare = IRIS.replace('mutants = "mutants/iris"\n', "").replace('katas = "katas/iris"\n', "")
+    _write(tmp_path / "tracks" / "iris.toml", bare)
+    _write(tmp_path / "tracks" / "wine.toml",
+           bare.replace('id = "iris"', 'id = "wine"').replace("order = 5", 'order = 6\nkatas = "own/wine"'))
+    monkeypatch.chdir(tmp_path)
+    tracks = all_tracks()
+    assert tracks["iris"].mutants_dir.resolve() == (tmp_path / "course-mutants" / "iris").resolve()
+    assert tracks["iris"].katas_dir.resolve() == (tmp_path / "course-katas" / "iris").resolve()
+    assert tracks["wine"].katas_dir.resolve() == (tmp_path / "own" / "wine").resolve()
+    assert tracks["wine"].mutants_dir.resolve() == (tmp_path / "course-mutants" / "wine").resolve()
+    assert "course-mutants/iris" in track_preload(tracks["iris"])  # the zygote parses the file as kata did
+    (tmp_path / "kata.toml").write_text('katas = "course-katas"\n')
+    with pytest.raises(TrackError, match="missing field `mutants`.*kata.toml"):
+        all_tracks()

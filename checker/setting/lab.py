@@ -119,13 +119,13 @@ def warm_up() -> None:
 preload(f"{__name__}:warm_up")
 
 
-def warm_track(file: str, root: str) -> None:
+def warm_track(file: str, root: str, defaults: dict[str, str] | None = None) -> None:
     """A new zygote's warm-up for one track it cannot find itself (a course's: the zygote runs in ``/``, without
     ``$KATA_COURSE`` or ``$KATA_TRACKS``): the track file parsed and its data computed once, as ``warm_up`` does
     for the built-in tracks, so no child repeats it (``split_of`` keeps it). Never raises: a track that cannot
     load is reported where it is used."""
     try:
-        track = parse_track(Path(file), Path(root))
+        track = parse_track(Path(file), Path(root), defaults)
         if not track.data.trusted:
             track.split(0)
     except Exception:  # noqa: BLE001
@@ -137,7 +137,8 @@ def track_preload(track: Track) -> str | None:
     compute its data: a track outside kata's own folder whose data a child would compute; else None."""
     if track.data.trusted or track.file.parent.resolve() == tracks_dir().resolve():
         return None
-    return f"{__name__}:warm_track " + json.dumps([str(track.file), str(track.root)])
+    folders = {"mutants": track.mutants_path, "katas": track.katas_path}  # maybe the course's defaults
+    return f"{__name__}:warm_track " + json.dumps([str(track.file), str(track.root), folders])
 
 
 class Lab:
