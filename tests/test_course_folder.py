@@ -595,3 +595,29 @@ def test_a_course_names_the_mutants_and_katas_folders_of_its_track_files(tmp_pat
     (tmp_path / "kata.toml").write_text('katas = "course-katas"\n')
     with pytest.raises(TrackError, match="missing field `mutants`.*kata.toml"):
         all_tracks()
+
+
+def test_kata_explore_and_trace_train_on_a_course_file(tmp_path):
+    """A 2-D track on a file the course ships: `kata explore` (kata's grid from the file, read in kata's own
+    process) and `kata trace` run the learner's loop, which reads its copy of the file in the sandbox."""
+    from sklearn.datasets import make_moons
+
+    _write(tmp_path / "kata.toml", 'track = "m"\n')
+    _write(tmp_path / "tracks" / "m.toml", TRACK.format(
+        id="m", data='file = "moons.npz"\nn_samples = 200\nn_val = 50', features=2, classes=2).replace(
+        "widths = [2, 8, 2]", "widths = [2, 16, 2]"))
+    X, y = make_moons(n_samples=200, noise=0.2, random_state=0)
+    np.savez(tmp_path / "tracks" / "moons.npz", X=X, y=y)
+    src = (ROOT / "solutions" / "loop.py").read_text(encoding="utf-8")
+    old = "    X, y = make_moons(n_samples=200, noise=0.2, random_state=seed)"
+    assert old in src
+    src = src.replace(old, '    with np.load(Path(__file__).with_name("moons.npz")) as data:\n'
+                           '        X, y = data["X"], data["y"]').replace("import random\n",
+                                                                        "import random\nfrom pathlib import Path\n")
+    _write(tmp_path / "solutions" / "m" / "loop.py", src)
+    mine = _write(tmp_path / "me" / "loop.py", src)
+    explored = kata("explore", str(mine), "-o", str(tmp_path / "page.html"), cwd=tmp_path)
+    assert explored.returncode == 0, explored.stdout + explored.stderr
+    assert (tmp_path / "page.html").stat().st_size > 0 and "Your loop: train loss" in explored.stdout
+    traced = kata("trace", str(mine), cwd=tmp_path)
+    assert traced.returncode == 0, traced.stdout + traced.stderr
