@@ -436,3 +436,188 @@ def test_a_drafts_commands_name_its_track(course):
     (reason,) = draft_reasons(kata_, mutants, {}, "reference source")
     assert "`kata mutants verify --only zero-grad-missing --track iris`" in reason
     assert "`kata new --check petals-that-will-not-settle --track iris`" in reason
+
+
+# ------------------------------------------------------------------ a course's data file, for learners too
+
+POINTS = IRIS.replace('id = "iris"', 'id = "points"').replace("/iris", "/points").replace(
+    'dataset = "load_iris"', 'file = "points.npz"')
+POINTS_COURSE = COURSE.replace('track = "iris"', 'track = "points"')
+READ_NPZ = """    with np.load(Path(__file__).with_name("points.npz")) as data:  # the course's file, beside this one
+        X, y = data["X"], data["y"]"""
+
+
+def points_reference(read: str = READ_NPZ) -> str:
+    """The iris reference whose make_data reads the course's file (CONTRIBUTING: a track on a course's file)."""
+    src = iris_reference().replace("    X, y = load_iris(return_X_y=True)", read)
+    return src.replace("import random\n", "import random\nfrom pathlib import Path\n", 1)
+
+
+@pytest.fixture(scope="module")
+def points_course(tmp_path_factory) -> Path:
+    """A course whose track's data is a file it ships (iris, shuffled, as points.npz beside the track file); its
+    reference reads the file through ``Path(__file__).with_name``."""
+    from sklearn.datasets import load_iris
+
+    root = tmp_path_factory.mktemp("points-course")
+    _write(root / "kata.toml", POINTS_COURSE)
+    _write(root / "tracks" / "points.toml", POINTS)
+    X, y = load_iris(return_X_y=True)
+    order = np.random.default_rng(1).permutation(len(y))
+    np.savez(root / "tracks" / "points.npz", X=X[order], y=y[order])
+    _write(root / "solutions" / "points" / "loop.py", points_reference())
+    _write(root / "mutants" / "points" / "zero-grad-missing.toml", ZERO_GRAD)
+    _write(root / "katas" / "points" / "010-petals-that-will-not-settle.toml", KATA)
+    return root
+
+
+def test_a_course_file_track_works_for_the_reference_and_for_a_learner(points_course, tmp_path):
+    course = points_course
+    shipped = (course / "tracks" / "points.npz").read_bytes()
+    # the reference, graded in sandboxed children that cannot see the course folder, reads its copy of the file
+    verify = kata("mutants", "verify", "--seeds", "1", "-q", "--track", "points", "--json", str(tmp_path / "v.json"),
+                  cwd=course)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    proofs = json.loads((course / "mutants" / "points" / "proofs.json").read_text())
+    assert proofs["proofs"]["zero-grad-missing"]["status"] == "Killed"
+
+    # a learner's folder: `kata next` puts the data file beside the kata file and says so
+    me = tmp_path / "me"
+    me.mkdir()
+    opened = kata("next", "--dir", str(me), cwd=course)
+    assert opened.returncode == 0, opened.stderr
+    assert (me / "points.npz").read_bytes() == shipped
+    assert "points.npz (new)" in opened.stdout and 'with_name(\'points.npz\')' in opened.stdout
+    (starter,) = me.glob("*.py")
+    # a correct loop, reading the file as the reference does, passes every check in the sandbox
+    starter.write_text(points_reference(), encoding="utf-8")
+    checked = kata("check", "--json", "--dir", str(me), cwd=course)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    statuses = {c["id"]: c["status"] for c in json.loads(checked.stdout)["checks"]}
+    assert statuses["data.lesson"] == statuses["reference.make_data"] == "pass", statuses
+    # so does one reading it by its bare name (the child works in its private folder, where the copy lies)
+    bare = _write(tmp_path / "bare" / "loop.py", points_reference(READ_NPZ.replace(
+        'Path(__file__).with_name("points.npz")', '"points.npz"')))
+    only = ["--only", "data.lesson", "--only", "reference.make_data"]
+    checked = kata("check", str(bare), "--track", "points", "--json", *only, cwd=course)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # and `kata run` (its own children) trains on it
+    ran = kata("run", str(starter), "--epochs", "1", "--track", "points", cwd=course)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+    # a different points.npz of the learner's own is never overwritten: kept, and said (in Spanish too)
+    np.savez(me / "points.npz", X=np.zeros((2, 4)), y=np.zeros(2))
+    mine = (me / "points.npz").read_bytes()
+    reset = kata("reset", "--yes", "--dir", str(me), "--lang", "es", cwd=course)
+    assert reset.returncode == 0, reset.stderr
+    assert "points.npz ya existía y es distinto" in reset.stdout
+    assert (me / "points.npz").read_bytes() == mine
+    again = kata("next", "petals-that-will-not-settle", "--dir", str(me), cwd=course)
+    assert again.returncode == 0, again.stderr
+    assert "points.npz was already there and differs" in again.stdout
+    assert (me / "points.npz").read_bytes() == mine
+    # an identical copy needs no word; a missing one is put back by `kata reset`
+    (me / "points.npz").unlink()
+    reset = kata("reset", "--yes", "--dir", str(me), cwd=course)
+    assert (me / "points.npz").read_bytes() == shipped and "points.npz (new)" in reset.stdout
+    quiet = kata("reset", "--yes", "--dir", str(me), cwd=course)
+    assert "points.npz" not in quiet.stdout
+
+
+def test_a_learners_loop_reads_a_course_csv_in_the_sandbox(tmp_path):
+    """A CSV track: the learner's make_data reads the file beside it; the original stays out of the child's
+    reach, and without the copy the same loop cannot find it."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    _write(tmp_path / "kata.toml", POINTS_COURSE)
+    _write(tmp_path / "tracks" / "points.toml", POINTS.replace("points.npz", "points.csv"))
+    np.savetxt(tmp_path / "tracks" / "points.csv", np.column_stack([X, y]), delimiter=",",
+               header="a,b,c,d,label", comments="")
+    read_csv = """    table = np.loadtxt(Path(__file__).with_name("points.csv"), delimiter=",", skiprows=1)
+    X, y = table[:, :-1], table[:, -1].astype(int)"""
+    _write(tmp_path / "solutions" / "points" / "loop.py", points_reference(read_csv))
+    mine = _write(tmp_path / "me" / "loop.py", points_reference(read_csv))
+    only = ["--only", "data.lesson", "--only", "reference.make_data"]
+    checked = kata("check", str(mine), "--json", *only, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # the course's original, by its own path, is hidden from the child: a loop that insists on it fails
+    pinned = _write(tmp_path / "pinned" / "loop.py", points_reference(read_csv.replace(
+        'Path(__file__).with_name("points.csv")', repr(str(tmp_path / "tracks" / "points.csv")))))
+    refused = kata("check", str(pinned), "--json", *only, cwd=tmp_path)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    statuses = {c["id"]: c["status"] for c in json.loads(refused.stdout)["checks"]}
+    assert statuses["data.lesson"] != "pass"
+
+
+def test_a_new_zygote_computes_a_course_tracks_data_once_for_every_child(tmp_path):
+    """The zygote runs in / without the course's environment, so it cannot find a course's tracks itself: the
+    lab hands it the track file to warm (``track_preload``); a child forked afterwards finds the data computed.
+    Built-in tracks are warmed anyway, and a file's data comes with the lab: neither needs it."""
+    from checker.sandbox.zygote import _warm
+    from checker.setting.lab import track_preload
+    from checker.setting.tracks import get_track, split_of
+
+    track = _track(tmp_path, 'dataset = "load_wine"\nn_samples = 178\nn_val = 38', features=13)
+    spec = track_preload(track)
+    assert spec is not None and track_preload(get_track("moons")) is None
+    np.savez(tmp_path / "tracks" / "points.npz", X=np.zeros((40, 4)), y=np.repeat([0, 1], 20))
+    assert track_preload(_track(tmp_path, 'file = "points.npz"\nn_samples = 40\nn_val = 10', name="f")) is None
+    split_of.cache_clear()
+    _warm([spec])  # as a new zygote does with it, before it forks any child
+    before = split_of.cache_info()
+    track.split(0)  # a child's lab, its track parsed in kata's own process
+    after = split_of.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)
+
+
+def test_a_course_names_the_mutants_and_katas_folders_of_its_track_files(tmp_path, monkeypatch):
+    """kata.toml's `mutants` and `katas`: one subfolder per track, for the course's track files that name no
+    folder of their own; a track file that names one keeps it, and one that names none where the course gives
+    no default is refused, naming the field."""
+    from checker.setting.lab import track_preload
+    from checker.setting.tracks import all_tracks
+
+    monkeypatch.delenv("KATA_COURSE", raising=False)
+    monkeypatch.delenv("KATA_TRACKS", raising=False)
+    _write(tmp_path / "kata.toml", 'mutants = "course-mutants"\nkatas = "course-katas"\n')
+    bare = IRIS.replace('mutants = "mutants/iris"\n', "").replace('katas = "katas/iris"\n', "")
+    _write(tmp_path / "tracks" / "iris.toml", bare)
+    _write(tmp_path / "tracks" / "wine.toml",
+           bare.replace('id = "iris"', 'id = "wine"').replace("order = 5", 'order = 6\nkatas = "own/wine"'))
+    monkeypatch.chdir(tmp_path)
+    tracks = all_tracks()
+    assert tracks["iris"].mutants_dir.resolve() == (tmp_path / "course-mutants" / "iris").resolve()
+    assert tracks["iris"].katas_dir.resolve() == (tmp_path / "course-katas" / "iris").resolve()
+    assert tracks["wine"].katas_dir.resolve() == (tmp_path / "own" / "wine").resolve()
+    assert tracks["wine"].mutants_dir.resolve() == (tmp_path / "course-mutants" / "wine").resolve()
+    assert "course-mutants/iris" in track_preload(tracks["iris"])  # the zygote parses the file as kata did
+    (tmp_path / "kata.toml").write_text('katas = "course-katas"\n')
+    with pytest.raises(TrackError, match="missing field `mutants`.*kata.toml"):
+        all_tracks()
+
+
+def test_kata_explore_and_trace_train_on_a_course_file(tmp_path):
+    """A 2-D track on a file the course ships: `kata explore` (kata's grid from the file, read in kata's own
+    process) and `kata trace` run the learner's loop, which reads its copy of the file in the sandbox."""
+    from sklearn.datasets import make_moons
+
+    _write(tmp_path / "kata.toml", 'track = "m"\n')
+    _write(tmp_path / "tracks" / "m.toml", TRACK.format(
+        id="m", data='file = "moons.npz"\nn_samples = 200\nn_val = 50', features=2, classes=2).replace(
+        "widths = [2, 8, 2]", "widths = [2, 16, 2]"))
+    X, y = make_moons(n_samples=200, noise=0.2, random_state=0)
+    np.savez(tmp_path / "tracks" / "moons.npz", X=X, y=y)
+    src = (ROOT / "solutions" / "loop.py").read_text(encoding="utf-8")
+    old = "    X, y = make_moons(n_samples=200, noise=0.2, random_state=seed)"
+    assert old in src
+    src = src.replace(old, '    with np.load(Path(__file__).with_name("moons.npz")) as data:\n'
+                           '        X, y = data["X"], data["y"]').replace("import random\n",
+                                                                        "import random\nfrom pathlib import Path\n")
+    _write(tmp_path / "solutions" / "m" / "loop.py", src)
+    mine = _write(tmp_path / "me" / "loop.py", src)
+    explored = kata("explore", str(mine), "-o", str(tmp_path / "page.html"), cwd=tmp_path)
+    assert explored.returncode == 0, explored.stdout + explored.stderr
+    assert (tmp_path / "page.html").stat().st_size > 0 and "Your loop: train loss" in explored.stdout
+    traced = kata("trace", str(mine), cwd=tmp_path)
+    assert traced.returncode == 0, traced.stdout + traced.stderr

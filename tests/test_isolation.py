@@ -292,6 +292,47 @@ def test_a_hidden_folder_that_holds_the_interpreter_keeps_it_working(tmp_path):
     assert set(facts["names"]) <= set(os.listdir(holder))
 
 
+@KERNEL
+def test_a_shared_file_is_a_read_only_copy_in_the_private_folder_and_the_original_stays_hidden(tmp_path):
+    """A course's data file (``Limits.shared_files``): the child reads its copy, by its bare name (the working
+    folder is the private one) or by the full path; it cannot change the copy, and the original, in a hidden
+    folder, is refused."""
+    course = tmp_path / "course" / "tracks"
+    course.mkdir(parents=True)
+    original = course / "points.npz"
+    original.write_bytes(b"the course's data\n" * 100)
+
+    def inside(rep):
+        import tempfile
+
+        facts = {"cwd": os.getcwd() == tempfile.gettempdir()}
+        for name, path in (("bare", "points.npz"), ("copy", os.path.join(tempfile.gettempdir(), "points.npz")),
+                           ("original", str(original))):
+            try:
+                with open(path, "rb") as fh:
+                    facts[name] = fh.read().decode()
+            except OSError as exc:
+                facts[name] = f"refused ({exc.errno})"
+        try:
+            with open("points.npz", "ab") as fh:
+                fh.write(b"changed")
+            facts["written"] = True
+        except OSError:
+            facts["written"] = False
+        rep.send({"event": "measured", "check": "inside", "measured": facts})
+
+    limits = Limits(step_timeout=30, hide=(str(tmp_path / "course"),), shared_files=(str(original),))
+    outcome = run_job(Job(inside, limits))
+    assert outcome.finished, outcome.output
+    facts = _measured(outcome, "inside")
+    expected = original.read_text()
+    assert facts["cwd"] is True
+    assert facts["bare"] == expected and facts["copy"] == expected
+    assert facts["original"].startswith("refused")
+    assert facts["written"] is False  # mode 0444: even the child's own uid may not write it
+    assert original.read_text() == expected
+
+
 @pytest.mark.skipif(not ROOTED, reason="as root only: a child in a PID namespace of its own")
 @pytest.mark.parametrize("under_init", [False, True], ids=["pid 1", "pid 2 under an init"])
 def test_in_a_pid_namespace_the_child_mounts_a_proc_of_its_own(tmp_path, under_init):

@@ -41,7 +41,18 @@ from checker.grade.runs import LOAD_TIMEOUT, RunFailed, loaded_loop
 from checker.sandbox.events import Kind
 from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
 from checker.sandbox.zygote import Task
-from checker.setting.tracks import DataSpec, ModelSpec, Track, hidden_paths, split_of, submission_folders
+from checker.setting.tracks import (
+    DataSpec,
+    ModelSpec,
+    Track,
+    TrackError,
+    arrays_of,
+    hidden_paths,
+    lesson_data,
+    shared_files,
+    split_of,
+    submission_folders,
+)
 
 LRS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 """The learning rates every page holds (10: the lesson's "raise the lr to 10")."""
@@ -96,18 +107,22 @@ def steps_per_epoch(setting: ExploreSetting, n_train: int) -> list[int]:
 # ---------------------------------------------------------------------------------------------
 # in the child
 
-def _data(loop, setting: ExploreSetting, track: Track):
+def _data(loop, setting: ExploreSetting, track: Track, arrays=None):
     """(X_train, y_train, X_val, y_val, bounds): the data trained on, and the grid's bounds, which always come
-    from kata's own data (so both loops are drawn on one grid)."""
+    from kata's own data (so both loops are drawn on one grid; ``arrays``: the track's, read by the parent where
+    only it may: ``DataSpec.trusted``)."""
 
-    kata = split_of(setting.data, 0) if setting.data is not None else track.split(0)
+    if setting.data is not None:
+        kata = split_of(setting.data, 0)
+    else:
+        kata = lesson_data(arrays) if arrays is not None else track.split(0)
     bounds = bounds_around(kata.X_train, kata.X_val)
     if setting.data is not None:  # copies: the split is cached for the whole child
         return (*(t.clone() for t in kata.as_tuple()), bounds)
     return (*loop.make_data(seed=0), bounds)
 
 
-def explore_run(loop, setting: ExploreSetting, lr: float, track: Track) -> dict[str, Any]:
+def explore_run(loop, setting: ExploreSetting, lr: float, track: Track, arrays=None) -> dict[str, Any]:
     """One learning rate: the history ``fit`` returns, and a boundary frame before training and after every
     call of ``train_epoch``."""
     from torch import nn
@@ -117,7 +132,7 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track) -> dict[
     seed = setting.seed
     seed_globals(seed)
     loop.seed_everything(seed=seed)
-    X_train, y_train, X_val, y_val, bounds = _data(loop, setting, track)
+    X_train, y_train, X_val, y_val, bounds = _data(loop, setting, track, arrays)
     loader = make_track_loader(loop, track, X_train, y_train, batch_size=setting.batch_size, seed=seed)
     model = setting.model.build(seed) if setting.model is not None else loop.make_model(seed=seed)
     optimizer = loop.make_optimizer(model, name=setting.optimizer, lr=lr)
@@ -146,7 +161,8 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track) -> dict[
             "classes": setting.classes}
 
 
-def _target(source: str, filename: str, setting: ExploreSetting, track: Track) -> Callable[[Reporter], None]:
+def _target(source: str, filename: str, setting: ExploreSetting, track: Track,
+            arrays=None) -> Callable[[Reporter], None]:
     def target(rep: Reporter) -> None:
         from checker.grade.worker import describe_exception
 
@@ -157,7 +173,7 @@ def _target(source: str, filename: str, setting: ExploreSetting, track: Track) -
             step = f"{STEP}{lr:g}"
             rep.start(step, timeout=setting.timeout())
             try:
-                figures = explore_run(loop, setting, lr, track)
+                figures = explore_run(loop, setting, lr, track, arrays)
             except BaseException as exc:
                 rep.send({"event": "raised", "check": step, "type": type(exc).__name__,
                           "error": describe_exception(exc, filename)})
@@ -308,8 +324,14 @@ def explore_files(mine: tuple[str, str] | None, reference: tuple[str, str], sett
     """
     sources: Sequence[tuple[str, str]] = [s for s in (mine, reference) if s is not None]
     hide = hidden_paths(submission_folders([name for _, name in sources]))
-    limits = Limits(step_timeout=max(setting.timeout(), LOAD_TIMEOUT), hide=hide)
-    jobs = [Job(Task("checker.grade.explore:_target", (src, name, setting, track)), limits, tag=i)
+    limits = Limits(step_timeout=max(setting.timeout(), LOAD_TIMEOUT), hide=hide, shared_files=shared_files(track))
+    arrays = None
+    if setting.data is None and track.data.trusted:  # a course's file, the reference's make_data: read here
+        try:
+            arrays = arrays_of(track.data, 0)
+        except TrackError as exc:
+            raise RunFailed(str(exc)) from None
+    jobs = [Job(Task("checker.grade.explore:_target", (src, name, setting, track, arrays)), limits, tag=i)
             for i, (src, name) in enumerate(sources)]
     found: dict[int, Explored] = {}
     for outcome in run_jobs(jobs, workers=2):

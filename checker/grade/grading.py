@@ -34,7 +34,7 @@ from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised
 from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
 from checker.sandbox.zygote import Task
 from checker.setting.draws import Draw
-from checker.setting.tracks import hidden_paths, submission_folders
+from checker.setting.tracks import hidden_paths, shared_files, submission_folders
 
 
 class Status(str, Enum):
@@ -561,7 +561,8 @@ def grade(
     limits = limits or Limits()
     if limits.harden:  # kata's data, every track's reference and mutants, each submission's folder: not there
         folders = submission_folders([sub.filename for sub in submissions])
-        limits = replace(limits, hide=tuple(dict.fromkeys([*(limits.hide or hidden_paths()), *folders])))
+        limits = replace(limits, hide=tuple(dict.fromkeys([*(limits.hide or hidden_paths()), *folders])),
+                         shared_files=limits.shared_files or shared_files(lab.track))
     if secret is not None and not secret:
         raise ValueError("a grading secret cannot be empty")
     shared = draw if draw is not None or secret is not None else Draw.fresh(lab.track)

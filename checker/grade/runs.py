@@ -30,7 +30,7 @@ from checker.loopfile.loading import read_loop_file
 from checker.sandbox.events import Kind
 from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
 from checker.sandbox.zygote import Task
-from checker.setting.tracks import hidden_paths, submission_folders
+from checker.setting.tracks import hidden_paths, shared_files, submission_folders
 
 LOAD_TIMEOUT = 20.0
 
@@ -331,13 +331,13 @@ def loaded_loop(source: str, filename: str, track, rep: Reporter):
     """In a child of ``kata run``, ``trace`` or ``explore``: set the child up and load the file, reporting
     ``loaded``; a file that cannot load is reported as ``file_error`` (its Spanish too) and gives None."""
     from checker.base.errors import LoopFileError
-    from checker.grade.worker import child_setup
+    from checker.grade.worker import child_setup, module_file
     from checker.loopfile.loading import load_loop
 
     child_setup()
     rep.start("load", timeout=LOAD_TIMEOUT)
     try:
-        loop = load_loop(source, filename, track)
+        loop = load_loop(source, filename, track, module_file(filename, track))
     except LoopFileError as exc:
         rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message,
                   **({"es": exc.es} if exc.es else {})})
@@ -382,8 +382,9 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
     as soon as one run gives none.
     """
     hide = hidden_paths(submission_folders([name for _, name in sources]))
+    shared = shared_files(lab.track if lab is not None else None)
     jobs = [Job(Task("checker.grade.runs:_target", (src, name, what, settings, lab)),
-                Limits(step_timeout=_seconds(settings), hide=hide), tag=i)
+                Limits(step_timeout=_seconds(settings), hide=hide, shared_files=shared), tag=i)
             for i, ((src, name), settings) in enumerate(zip(sources, settings_list, strict=True))]
     found: dict[int, dict[str, Any]] = {}
     for outcome in run_jobs(jobs, workers=2):

@@ -7,12 +7,14 @@ forked child. They report figures, never verdicts.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from checker.base.errors import LoopFileError
 from checker.loopfile.loading import learner_traceback, load_loop
+from checker.sandbox.hardening import private_folder
 from checker.sandbox.jobs import Reporter
 from checker.sandbox.zygote import preload
 
@@ -55,6 +57,17 @@ def seed_globals(seed: int = 0) -> None:
     torch.manual_seed(seed)
 
 
+def module_file(filename: str, track) -> str | None:
+    """What a loaded file's ``__file__`` says in this child: where the track's data is a course's file and the
+    child has a private folder (the file's copy lies there: ``Limits.shared_files``), that folder and the loop
+    file's base name, so the loop's ``Path(__file__).with_name(NAME)`` finds the copy; else None (the real
+    name). The course's own folder stays hidden from the child."""
+    folder = private_folder()
+    if folder is None or track is None or track.data.source != "file":
+        return None
+    return os.path.join(folder, os.path.basename(filename))
+
+
 def _load(source: str, filename: str, rep: Reporter, track=None):
     """Load and validate; on failure report ``file_error`` and return None.
 
@@ -81,7 +94,7 @@ def _load(source: str, filename: str, rep: Reporter, track=None):
     # what the parent hid from this child (harden_child), refused to the file too: no track is read here
     install_audit_hook(filename, refuse, private_dir=tempfile.tempdir, secret_dirs=hidden())
     try:
-        module = load_loop(source, filename, track)
+        module = load_loop(source, filename, track, module_file(filename, track))
     except LoopFileError as exc:
         if not refused:  # a refusal already said why the file stopped
             rep.send({"event": "file_error", "kind": exc.kind, "message": exc.message,
@@ -156,7 +169,7 @@ def reference_target(runs: Sequence[tuple[Any, Sequence[str]]], lab, source: str
 
         child_setup()
         rep.start("load", timeout=LOAD_TIMEOUT)
-        module = load_loop(source, REFERENCE_FILENAME, lab.track)
+        module = load_loop(source, REFERENCE_FILENAME, lab.track, module_file(REFERENCE_FILENAME, lab.track))
         for i, (draw, check_ids) in enumerate(runs):
             rep.start(f"{DRAW_STEP}{i}", timeout=LOAD_TIMEOUT)
             lab.draw = draw

@@ -12,12 +12,12 @@ from pathlib import Path
 from rich.markup import escape
 
 from checker.base.errors import Failure, UsageProblem
-from checker.base.term import echo
+from checker.base.term import console, echo
 from checker.catalogue.katas import Kata, reference_source
 from checker.grade.request import CheckRequest
 from checker.learn import messages as M
 from checker.learn.progress import sha256
-from checker.learn.session import Session, mutant_of, open_session, shown_path, starter_text
+from checker.learn.session import Session, mutant_of, open_session, place_data, shown_path, starter_text
 
 
 def out():
@@ -367,17 +367,31 @@ def open_next(session: Session, name: str | None, *, skip: bool, notebook: bool,
     if notebook and chosen.practice is not None:
         raise UsageProblem(session.say(M.PRACTICE_NO_NOTEBOOK, kata=chosen.slug))
     path, state = open_kata(session, chosen, filename=f"{chosen.slug}.ipynb" if notebook else None)
+    placed = place_data(session, chosen)
     if as_json:
         data = {"kata": chosen.slug, "path": str(path.resolve()), "title": session.title(chosen)}
         echo(json.dumps(data, ensure_ascii=False))
+        if placed is not None and placed[1] == "kept":  # stdout is the JSON: the note goes to stderr
+            tell_data(session, placed, console(stderr=True))
         return
     con = out()
     present(session, chosen, con)
     message = {"written": M.FILE_WRITTEN, "same": M.FILE_SAME, "kept": M.FILE_KEPT}[state]
     session.tell(con, message, "cyan", path=shown_path(path))
+    tell_data(session, placed, con)
     if staying:
         session.tell(con, M.STILL_ON, "yellow")
     what_next(session, chosen, con)
+
+
+def tell_data(session: Session, placed: tuple[Path, str] | None, con) -> None:
+    """Say where the track's data file was put (``session.place_data``), or that the learner's own was kept; an
+    identical one already there needs no word."""
+    if placed is None or placed[1] == "same":
+        return
+    path, state = placed
+    message = M.DATA_WRITTEN if state == "written" else M.DATA_KEPT
+    session.tell(con, message, "cyan" if state == "written" else "yellow", path=shown_path(path), name=path.name)
 
 
 def reveal_hint(session: Session) -> None:
@@ -482,17 +496,17 @@ def reset(session: Session, *, confirm: Callable[[str, str], bool] | None) -> bo
     if not path.exists():
         path.write_text(starter, encoding="utf-8")
         session.tell(con, M.RESET_WRITTEN, path=shown_path(path))
-        return True
-    current = path.read_bytes()
-    if current == starter.encode("utf-8"):
+    elif (current := path.read_bytes()) == starter.encode("utf-8"):
         session.tell(con, M.RESET_SAME, path=shown_path(path))
-        return True
-    backup = backup_path(path)
-    question = session.say(M.RESET_CONFIRM, path=shown_path(path), backup=backup.name)
-    if confirm is not None and not confirm(question, session.lang):
-        session.tell(con, M.RESET_ABORTED)
-        return False
-    backup.write_bytes(current)
-    path.write_text(starter, encoding="utf-8")
-    session.tell(con, M.RESET_DONE, path=shown_path(path), backup=shown_path(backup))
+    else:
+        backup = backup_path(path)
+        question = session.say(M.RESET_CONFIRM, path=shown_path(path), backup=backup.name)
+        if confirm is not None and not confirm(question, session.lang):
+            session.tell(con, M.RESET_ABORTED)
+            return False
+        backup.write_bytes(current)
+        path.write_text(starter, encoding="utf-8")
+        session.tell(con, M.RESET_DONE, path=shown_path(path), backup=shown_path(backup))
+    # the track's data file, as `kata next` puts it (never over a different one)
+    tell_data(session, place_data(session, kata), con)
     return True

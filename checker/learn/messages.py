@@ -43,6 +43,19 @@ FILE_KEPT = Message(
     es="Tu archivo: {path} — ya existía y es distinto del inicial, así que se conserva tal cual "
        "(`kata reset` restaura el inicial y guarda una copia)",
 )
+DATA_WRITTEN = Message(
+    en="The track's data: {path} (new), beside your file; your make_data reads it as "
+       "Path(__file__).with_name({name!r})",
+    es="Los datos del recorrido: {path} (nuevo), junto a tu archivo; tu make_data lo lee como "
+       "Path(__file__).with_name({name!r})",
+)
+DATA_KEPT = Message(
+    en="The track's data: {path} was already there and differs from the course's {name}, so yours is kept as it "
+       "is (the checks use the course's; delete yours and `kata next` or `kata reset` puts the course's there)",
+    es="Los datos del recorrido: {path} ya existía y es distinto del {name} del curso, así que se conserva el tuyo "
+       "tal cual (las comprobaciones usan el del curso; borra el tuyo y `kata next` o `kata reset` pone ahí el del "
+       "curso)",
+)
 FILE_MISSING = Message(
     en="Your file {path} is missing: `kata reset` writes the starter again",
     es="Falta tu archivo {path}: `kata reset` vuelve a escribir el inicial",

@@ -258,6 +258,35 @@ def open_kata(session: Session, kata: Kata, *, filename: str | None = None) -> t
     return path, state
 
 
+def place_data(session: Session, kata: Kata) -> tuple[Path, str] | None:
+    """Where ``kata``'s track takes its data from a course's file (``[data] file``): a copy of it in the working
+    folder, beside the kata's file, so the learner's ``make_data`` reads it as ``Path(__file__).with_name(NAME)``;
+    (path, 'written', 'same' or 'kept': a different file of that name is never overwritten), else None."""
+    from checker.setting.tracks import TrackError, get_track, shared_files
+
+    if kata.practice is not None:  # answers, not a loop: no make_data to feed
+        return None
+    try:
+        files = shared_files(get_track(kata.track))
+    except TrackError as exc:
+        raise UsageProblem(str(exc)) from None
+    if not files:
+        return None
+    source = Path(files[0])
+    path = session.workdir / source.name
+    try:
+        data = source.read_bytes()
+        if path.exists() or path.is_symlink():
+            try:
+                return path, "same" if path.is_file() and path.read_bytes() == data else "kept"
+            except OSError:
+                return path, "kept"
+        path.write_bytes(data)
+    except OSError as exc:
+        raise UsageProblem(f"{path}: {exc.strerror or exc}") from None
+    return path, "written"
+
+
 def choose_next(session: Session, skip: bool) -> tuple[Kata | None, bool]:
     """The kata `kata next` opens, and whether it is the unsolved current one (the learner stays)."""
     progress, katas = session.progress, session.katas

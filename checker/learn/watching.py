@@ -23,8 +23,8 @@ from checker.grade.formats import render_text
 from checker.grade.request import CheckRequest
 from checker.learn import messages as M
 from checker.learn.check import KATA_TRACK, check, track_of
-from checker.learn.learning import loss_curve, out, present, what_next
-from checker.learn.session import Session, choose_next, open_kata, shown_path
+from checker.learn.learning import loss_curve, out, present, tell_data, what_next
+from checker.learn.session import Session, choose_next, open_kata, place_data, shown_path
 from checker.setting.lab import prepared_lab
 
 
@@ -194,6 +194,7 @@ class Watch:
         out.print("")
         present(session, nxt, out)
         session.tell(out, M.WATCH_MOVED, "cyan", path=shown_path(path))
+        tell_data(session, place_data(session, nxt), out)  # a course's data file, as `kata next` puts it
         what_next(session, nxt, out)
         self.kata, self.target = nxt, path
         if nxt.practice is None:

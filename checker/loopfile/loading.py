@@ -107,13 +107,18 @@ def _in_cell(text: str, frame: traceback.FrameSummary, filename: str) -> str:
     return text.replace(f", line {frame.lineno},", f", cell {pos[0]}, line {pos[1]},", 1)
 
 
-def load_module(source: str, filename: str) -> types.ModuleType:
-    """Execute the source as a fresh module with a private name (so its __main__ block never runs)."""
+def load_module(source: str, filename: str, module_file: str | None = None) -> types.ModuleType:
+    """Execute the source as a fresh module with a private name (so its __main__ block never runs).
+
+    ``module_file``: what the module's ``__file__`` says, when not ``filename`` (a sandboxed child's private
+    folder, where the course's data file was copied: ``Path(__file__).with_name(...)`` finds the copy there).
+    The code is still compiled as ``filename``: tracebacks and the audit hook name the real file.
+    """
     code = compile_source(source, filename)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     name = f"_kata_loop_{next(_counter)}"
     module = types.ModuleType(name)
-    module.__file__ = filename
+    module.__file__ = module_file or filename
     sys.modules[name] = module
     try:
         exec(code, module.__dict__)
@@ -189,9 +194,10 @@ def validate_module(module: types.ModuleType, filename: str, track=None) -> None
         )
 
 
-def load_loop(source: str, filename: str, track=None) -> types.ModuleType:
-    """Load and validate: the module, ready for the checks, or LoopFileError (``track``: see protocol_problems)."""
-    module = load_module(source, filename)
+def load_loop(source: str, filename: str, track=None, module_file: str | None = None) -> types.ModuleType:
+    """Load and validate: the module, ready for the checks, or LoopFileError (``track``: see protocol_problems;
+    ``module_file``: see load_module)."""
+    module = load_module(source, filename, module_file)
     validate_module(module, filename, track)
     return module
 

@@ -419,8 +419,9 @@ def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
     see (kata's data, the class folder: ``checker.setting.tracks.hidden_paths``). Returns the layers that took
     effect (``isolation_level`` sums them up).
     """
-    global _HIDDEN
+    global _HIDDEN, _PRIVATE
     active: dict[str, object] = {}
+    _PRIVATE = private_dir  # where the parent copied Limits.shared_files, on any platform
     if not sys.platform.startswith("linux"):
         return active
     _HIDDEN = tuple(os.path.realpath(h) for h in hide)
@@ -526,6 +527,15 @@ _HIDDEN: tuple[str, ...] = ()
 def hidden() -> tuple[str, ...]:
     """The paths this child was asked to hide (``harden_child(hide=...)``): the audit hook refuses them too."""
     return _HIDDEN
+
+
+_PRIVATE: str | None = None
+
+
+def private_folder() -> str | None:
+    """This child's private folder (``harden_child(private_dir=...)``), where ``Limits.shared_files`` were copied;
+    None in a process that was not hardened with one."""
+    return _PRIVATE
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> bool:

@@ -57,6 +57,10 @@ class Limits:
     hide: tuple[str, ...] = ()
     """Folders and files the child must not see (``checker.setting.tracks.hidden_paths``: kata's data, the class
     folder); the parent computes them, the sandbox knows no track."""
+    shared_files: tuple[str, ...] = ()
+    """Files copied, read-only (mode 0444), into a hardened child's private folder under their base names (a
+    course's data file: ``checker.setting.tracks.shared_files``), so the child reads the copy while the original
+    stays hidden; the parent computes them, the sandbox knows no track."""
 
 
 try:  # C implementations, bound now: a loop that patches json, hashlib or os cannot reach them
@@ -266,6 +270,8 @@ class _Running:
         self.key = os.urandom(16)
         self.identity = hardening.job_identity() if job.limits.harden else None
         self.private_dir = hardening.make_private_dir(self.identity) if job.limits.harden else None
+        if self.private_dir is not None:
+            share_files(self.private_dir, job.limits.shared_files)
         self.pidfd: int | None = None
         self.status_fd: int | None = None
         """Zygote children: where the shepherd reports the child's pid, then its wait status."""
@@ -463,6 +469,23 @@ class _Running:
             memory_exceeded=memory,
             seconds=time.monotonic() - self.started,
         )
+
+
+def share_files(private_dir: str, files: Iterable[str]) -> None:
+    """Copy each file into ``private_dir`` under its base name, readable by anyone (the child may run as another
+    uid) and writable by none; one that cannot be copied is left out (the child's own read then says so)."""
+    import shutil
+
+    for source in files:
+        copy = os.path.join(private_dir, os.path.basename(source))
+        try:
+            shutil.copyfile(source, copy)
+            os.chmod(copy, 0o444)
+        except OSError:
+            try:
+                os.unlink(copy)
+            except OSError:
+                pass
 
 
 def _read_line(fd: int) -> bytes:

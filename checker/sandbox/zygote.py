@@ -50,7 +50,10 @@ any child: the layers above register theirs with ``preload`` (the sandbox knows 
 
 
 def preload(*specs: str) -> None:
-    """Have every zygote started from now on import ``module`` (or call ``module:function``) before it forks."""
+    """Have every zygote started from now on import ``module`` (or call ``module:function``) before it forks.
+
+    ``module:function ARGS`` (after one space, a JSON list) calls the function with those arguments: what the
+    zygote cannot find itself (it runs in ``/``, with almost none of kata's environment)."""
     for spec in specs:
         if spec not in _PRELOAD:
             _PRELOAD.append(spec)
@@ -275,10 +278,11 @@ def _resolve(spec: str) -> Any:
 def _warm(specs: list[str]) -> None:
     """What every child would otherwise pay for, as the layers above registered it (``preload``): the heavy
     imports, torch's lazy set-up, kata's modules, the built-in tracks' data."""
-    for spec in specs:
+    for given in specs:
+        spec, _, args = given.partition(" ")
         found = _resolve(spec)
         if ":" in spec:
-            found()
+            found(*json.loads(args)) if args else found()
 
 
 def serve(fd: int, specs: list[str] = ()) -> None:

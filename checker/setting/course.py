@@ -8,6 +8,8 @@ package):
   names its reference, mutants and katas folders relative to its folder's parent (``checker.setting.tracks``),
   so `kata new` and `kata mutants verify` write there;
 - ``track``: the course's default track (commands run without ``--track``);
+- ``mutants`` and ``katas``: folders holding one subfolder per track, for the course's track files that name
+  no folder of their own;
 - ``language``: the course's default language (``en`` or ``es``), after ``--lang`` and ``$KATA_LANG``;
 - ``title``, ``[points]`` and ``[read]``: the course's weights, as a course file says them
   (``checker.grade.gradebook.load_course``).
@@ -45,6 +47,10 @@ COURSE_FIELDS = (
     Field("track", TEXT, required=False, doc="the default track of commands run in the course"),
     Field("tracks", STRINGS, required=False, doc="folders of track files, relative to the course folder "
           "(default: its tracks/ folder, if it has one)"),
+    Field("mutants", TEXT, required=False, doc="folder of the course's mutants, one subfolder per track: where a "
+          "track file of the course that names no `mutants` keeps them (<mutants>/<track id>)"),
+    Field("katas", TEXT, required=False, doc="folder of the course's katas, one subfolder per track: where a track "
+          "file of the course that names no `katas` keeps them (<katas>/<track id>)"),
     Field("points", TABLE, required=False, doc="check id = points: the course's weights"),
     Field("read", TABLE, required=False, doc="check id = what to read when it fails"),
 )
@@ -59,12 +65,22 @@ class CourseFolder:
     language: str | None = None
     track: str | None = None
     tracks: tuple[str, ...] = ()
+    mutants: str | None = None
+    """Folder (relative to ``root``) holding one mutants folder per track: the default of a course track file
+    that names none."""
+    katas: str | None = None
+    """The same for katas."""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """The whole table (``points``, ``read``, ``title``: the course's weights, read by the grade layer)."""
 
     @property
     def track_folders(self) -> list[Path]:
         return [self.root / t for t in self.tracks]
+
+    def track_defaults(self, track_id: str) -> dict[str, Path]:
+        """Where a track file of this course that names no ``mutants`` or ``katas`` folder keeps them."""
+        given = {"mutants": self.mutants, "katas": self.katas}
+        return {name: self.root / folder / track_id for name, folder in given.items() if folder}
 
     @property
     def has_points(self) -> bool:
@@ -106,7 +122,8 @@ def parse_course(path: Path) -> CourseFolder:
         if not (root / name).is_dir():
             raise CourseError(f"{where}: field `tracks`: {root / name} is not a folder")
     return CourseFolder(root=root, file=path.resolve(), title=values["title"], language=language,
-                        track=values["track"], tracks=tracks, raw=raw)
+                        track=values["track"], tracks=tracks, mutants=values["mutants"], katas=values["katas"],
+                        raw=raw)
 
 
 def find_course_file(start: Path | None = None) -> Path | None:

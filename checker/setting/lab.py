@@ -6,11 +6,24 @@ split, and (set per job) the arguments the parent drew for the differential chec
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import checker.sandbox.jobs  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
 from checker.base.errors import UsageProblem
 from checker.base.term import console
 from checker.sandbox.zygote import preload, prestart
-from checker.setting.tracks import LessonData, Track, TrackError, all_tracks, arrays_of, get_track, lesson_data
+from checker.setting.tracks import (
+    LessonData,
+    Track,
+    TrackError,
+    all_tracks,
+    arrays_of,
+    get_track,
+    lesson_data,
+    parse_track,
+    tracks_dir,
+)
 
 
 def warm_up_torch() -> None:
@@ -106,6 +119,28 @@ def warm_up() -> None:
 preload(f"{__name__}:warm_up")
 
 
+def warm_track(file: str, root: str, defaults: dict[str, str] | None = None) -> None:
+    """A new zygote's warm-up for one track it cannot find itself (a course's: the zygote runs in ``/``, without
+    ``$KATA_COURSE`` or ``$KATA_TRACKS``): the track file parsed and its data computed once, as ``warm_up`` does
+    for the built-in tracks, so no child repeats it (``split_of`` keeps it). Never raises: a track that cannot
+    load is reported where it is used."""
+    try:
+        track = parse_track(Path(file), Path(root), defaults)
+        if not track.data.trusted:
+            track.split(0)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def track_preload(track: Track) -> str | None:
+    """The zygote's warm-up for ``track`` (``warm_track``, with its arguments) where ``warm_up`` does not already
+    compute its data: a track outside kata's own folder whose data a child would compute; else None."""
+    if track.data.trusted or track.file.parent.resolve() == tracks_dir().resolve():
+        return None
+    folders = {"mutants": track.mutants_path, "katas": track.katas_path}  # maybe the course's defaults
+    return f"{__name__}:warm_track " + json.dumps([str(track.file), str(track.root), folders])
+
+
 class Lab:
     def __init__(self, device: str = "cpu", track: Track | str | None = None):
         self.device = device
@@ -127,6 +162,9 @@ class Lab:
         """Start the zygote now (``checker.sandbox.zygote``): it imports torch, warms it up and computes the built-in
         tracks' data once, beside the caller's own work, so no child repeats it. The caller itself needs
         no torch to grade: verdicts are judged from plain figures."""
+        spec = track_preload(self.track)
+        if spec is not None:  # before the zygote is told what to warm (its one W message, sent by prestart)
+            preload(spec)
         prestart()
         self.load_trusted()
         return self

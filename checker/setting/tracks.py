@@ -22,6 +22,7 @@ Checks read everything setting-dependent from ``lab.track``; none hard-codes moo
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -398,8 +399,8 @@ TRACK_FIELDS = (
     Field("order", POSITIVE_INT, doc="where `kata list` shows the track"),
     Field("protocol", STRINGS, doc="protocol groups the loop files define, e.g. [\"v1\"]"),
     Field("reference", TEXT, doc="path of the reference loop, e.g. \"solutions/<track>/loop.py\""),
-    Field("mutants", TEXT, doc="folder of the track's mutants"),
-    Field("katas", TEXT, doc="folder of the track's katas"),
+    Field("mutants", TEXT, required=False, doc="folder of the track's mutants (default: the course's `mutants`/<id>)"),
+    Field("katas", TEXT, required=False, doc="folder of the track's katas (default: the course's `katas`/<id>)"),
     Field("data", TABLE, doc="a [data] table"),
     Field("model", TABLE, doc="a [model] table"),
     Field("thresholds", TABLE, required=False, doc="a [thresholds] table"),
@@ -487,7 +488,9 @@ def _data_spec(data: dict, path: Path, root: Path, reference: str) -> DataSpec:
     return spec
 
 
-def parse_track(path: Path, root: Path) -> Track:
+def parse_track(path: Path, root: Path, defaults: dict[str, str] | None = None) -> Track:
+    """The track file at ``path`` (its paths relative to ``root``); ``defaults``: the ``mutants`` and ``katas``
+    folders (relative to ``root``) of a file that names none (a course's ``kata.toml`` gives them)."""
     raw = read_toml(path, TrackError)
     where = str(path)
     refuse_unknown(raw, [f.name for f in TRACK_FIELDS], where, TrackError)
@@ -495,6 +498,12 @@ def parse_track(path: Path, root: Path) -> Track:
     if top["id"] != path.stem:
         raise TrackError(f"{where}: field `id` is {top['id']!r}, but the file is named {path.name} "
                          f"(they must match)")
+    for name in ("mutants", "katas"):
+        if top[name] is None:
+            top[name] = (defaults or {}).get(name)
+        if top[name] is None:
+            raise TrackError(f"{where}: missing field `{name}` (folder of the track's {name}; or give `{name}` in "
+                             f"the course's kata.toml: a folder with one subfolder per track)")
     unknown = [p for p in top["protocol"] if p not in PROTOCOLS]
     if unknown:
         raise TrackError(f"{where}: field `protocol`: unknown group(s) {', '.join(unknown)} "
@@ -547,11 +556,22 @@ def all_tracks(folder: Path | None = None) -> dict[str, Track]:
     Two tracks with one id, or a ``$KATA_TRACKS`` folder that does not exist, raise TrackError.
     """
     found: dict[str, Track] = {}
+    course = None
+    if folder is None:
+        try:
+            course = find_course()
+        except CourseError as exc:
+            raise TrackError(str(exc)) from None
+    ours = {f.resolve() for f in course.track_folders if f.exists()} if course is not None else set()
     for where in ([folder] if folder else track_folders()):
         if not where.is_dir():
             raise TrackError(f"{where}: no such folder of track files (${TRACKS_ENV})")
         for path in sorted(where.glob("*.toml")):
-            track = parse_track(path, where.parent)
+            defaults = None
+            if course is not None and where.resolve() in ours:  # the course's kata.toml may name their folders
+                defaults = {name: os.path.relpath(base, where.parent)
+                            for name, base in course.track_defaults(path.stem).items()}
+            track = parse_track(path, where.parent, defaults)
             if track.id in found:
                 raise TrackError(f"{path}: track {track.id!r} is already declared by {found[track.id].file}")
             found[track.id] = track
@@ -605,6 +625,15 @@ def hidden_paths(extra=()) -> tuple[str, ...]:
         if os.path.exists(real):
             out[real] = None
     return tuple(out)
+
+
+def shared_files(track: Track | None) -> tuple[str, ...]:
+    """What a graded child gets a read-only copy of in its private folder (``sandbox.Limits.shared_files``): the
+    track's data file when its data is a course's ``file``, so a loop's own ``make_data`` reads it as
+    ``Path(__file__).with_name(NAME)`` (or by its bare name), while the track's folder stays hidden."""
+    if track is None or track.data.source != "file" or not track.data.path:
+        return ()
+    return (track.data.path,)
 
 
 def submission_folders(filenames) -> list[str]:
