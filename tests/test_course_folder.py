@@ -552,7 +552,7 @@ def test_a_learners_loop_reads_a_course_csv_in_the_sandbox(tmp_path):
 
 def test_a_new_zygote_computes_a_course_tracks_data_once_for_every_child(tmp_path):
     """The zygote runs in / without the course's environment, so it cannot find a course's tracks itself: the
-    lab hands it the track file to warm (``track_preload``); a child forked afterwards finds the data computed.
+    lab hands it the track's data spec to warm (``track_preload``); a child forked afterwards finds the data computed.
     Built-in tracks are warmed anyway, and a file's data comes with the lab: neither needs it."""
     from checker.sandbox.zygote import _warm
     from checker.setting.lab import track_preload
@@ -575,8 +575,9 @@ def test_a_course_names_the_mutants_and_katas_folders_of_its_track_files(tmp_pat
     """kata.toml's `mutants` and `katas`: one subfolder per track, for the course's track files that name no
     folder of their own; a track file that names one keeps it, and one that names none where the course gives
     no default is refused, naming the field."""
+    from checker.sandbox.zygote import _warm
     from checker.setting.lab import track_preload
-    from checker.setting.tracks import all_tracks
+    from checker.setting.tracks import all_tracks, split_of
 
     monkeypatch.delenv("KATA_COURSE", raising=False)
     monkeypatch.delenv("KATA_TRACKS", raising=False)
@@ -591,7 +592,13 @@ def test_a_course_names_the_mutants_and_katas_folders_of_its_track_files(tmp_pat
     assert tracks["iris"].katas_dir.resolve() == (tmp_path / "course-katas" / "iris").resolve()
     assert tracks["wine"].katas_dir.resolve() == (tmp_path / "own" / "wine").resolve()
     assert tracks["wine"].mutants_dir.resolve() == (tmp_path / "course-mutants" / "wine").resolve()
-    assert "course-mutants/iris" in track_preload(tracks["iris"])  # the zygote parses the file as kata did
+    # the zygote warms that track's data though it cannot read the course's kata.toml
+    split_of.cache_clear()
+    _warm([track_preload(tracks["iris"])])
+    before = split_of.cache_info()
+    tracks["iris"].split(0)
+    after = split_of.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)
     (tmp_path / "kata.toml").write_text('katas = "course-katas"\n')
     with pytest.raises(TrackError, match="missing field `mutants`.*kata.toml"):
         all_tracks()

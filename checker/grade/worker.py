@@ -17,6 +17,7 @@ from checker.loopfile.loading import learner_traceback, load_loop
 from checker.sandbox.hardening import private_folder
 from checker.sandbox.jobs import Reporter
 from checker.sandbox.zygote import preload
+from checker.setting.tracks import shared_files
 
 LOAD_TIMEOUT = 20.0
 preload("checker.checks", "checker.setting.instruments", "checker.sandbox.tamper", __name__)
@@ -63,7 +64,7 @@ def module_file(filename: str, track) -> str | None:
     file's base name, so the loop's ``Path(__file__).with_name(NAME)`` finds the copy; else None (the real
     name). The course's own folder stays hidden from the child."""
     folder = private_folder()
-    if folder is None or track is None or track.data.source != "file":
+    if folder is None or not shared_files(track):
         return None
     return os.path.join(folder, os.path.basename(filename))
 

@@ -6,14 +6,15 @@ split, and (set per job) the arguments the parent drew for the differential chec
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from pathlib import Path
 
 import checker.sandbox.jobs  # noqa: F401  (sets the fork-safe CUDA check before torch is asked)
 from checker.base.errors import UsageProblem
 from checker.base.term import console
 from checker.sandbox.zygote import preload, prestart
 from checker.setting.tracks import (
+    DataSpec,
     LessonData,
     Track,
     TrackError,
@@ -21,7 +22,7 @@ from checker.setting.tracks import (
     arrays_of,
     get_track,
     lesson_data,
-    parse_track,
+    split_of,
     tracks_dir,
 )
 
@@ -119,26 +120,23 @@ def warm_up() -> None:
 preload(f"{__name__}:warm_up")
 
 
-def warm_track(file: str, root: str, defaults: dict[str, str] | None = None) -> None:
-    """A new zygote's warm-up for one track it cannot find itself (a course's: the zygote runs in ``/``, without
-    ``$KATA_COURSE`` or ``$KATA_TRACKS``): the track file parsed and its data computed once, as ``warm_up`` does
-    for the built-in tracks, so no child repeats it (``split_of`` keeps it). Never raises: a track that cannot
-    load is reported where it is used."""
+def warm_data(fields: dict) -> None:
+    """A new zygote's warm-up for the data of a track it cannot find itself (a course's: the zygote runs in ``/``,
+    without ``$KATA_COURSE`` or ``$KATA_TRACKS``): the track's ``DataSpec``, as ``track_preload`` sends its fields,
+    computed once, as ``warm_up`` does for the built-in tracks, so no child repeats it (``split_of`` keeps it).
+    Never raises: a track whose data cannot load is reported where it is used."""
     try:
-        track = parse_track(Path(file), Path(root), defaults)
-        if not track.data.trusted:
-            track.split(0)
+        split_of(DataSpec(**{**fields, "params": tuple(tuple(p) for p in fields["params"])}), 0)
     except Exception:  # noqa: BLE001
         pass
 
 
 def track_preload(track: Track) -> str | None:
-    """The zygote's warm-up for ``track`` (``warm_track``, with its arguments) where ``warm_up`` does not already
-    compute its data: a track outside kata's own folder whose data a child would compute; else None."""
+    """The zygote's warm-up for ``track``'s data (``warm_data``, with its ``DataSpec``) where ``warm_up`` does not
+    already compute it: a track outside kata's own folder whose data a child would compute; else None."""
     if track.data.trusted or track.file.parent.resolve() == tracks_dir().resolve():
         return None
-    folders = {"mutants": track.mutants_path, "katas": track.katas_path}  # maybe the course's defaults
-    return f"{__name__}:warm_track " + json.dumps([str(track.file), str(track.root), folders])
+    return f"{__name__}:warm_data " + json.dumps([dataclasses.asdict(track.data)])
 
 
 class Lab:
