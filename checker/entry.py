@@ -27,7 +27,8 @@ def _code(code: object) -> int:
 GRADING = frozenset({"check", "watch", "grade", "run", "trace", "explore", "verify"})
 """Commands that fork graded children: their zygote starts before anything else is imported."""
 HEAVY = "checker.setting.lab:import_heavy"
-"""What such a zygote does first: import torch and scikit-learn (about nine tenths of its start)."""
+"""What such a zygote does first: import torch and scikit-learn (about three fifths of its start; torch._dynamo,
+most of the rest, comes after its early twin is forked: ``checker.setting.lab.warm_up_late``)."""
 
 
 def _grades(argv: list[str]) -> bool:

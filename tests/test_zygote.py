@@ -92,3 +92,146 @@ def test_a_zygote_that_cannot_start_is_one_clear_line_and_exit_2(tmp_path, monke
     broken.stop()
     assert result.exit_code == 2, result.output
     assert "could not start" in result.output and "Traceback" not in result.output
+
+
+def _fresh_zygote():
+    """A zygote started now: it still warms, so early jobs fork from its twin. Returns it."""
+    z = zygote()
+    z.stop()
+    z.start()
+    return z
+
+
+def _measured(outcome) -> dict:
+    found = [e.measured for e in outcome.events if isinstance(e, Measured)]
+    assert found, outcome.output
+    return found[0]
+
+
+def test_early_jobs_fork_from_the_twin_while_the_zygote_still_imports(lab):
+    """While the zygote imports torch._dynamo, an early job's child is forked by its twin (a process other than
+    the zygote, without torch._dynamo); a job that is not early waits for the zygote itself. Once the zygote is
+    ready its twin is dismissed and every job forks from the zygote."""
+    z = _fresh_zygote()
+    jobs = [Job(Task("tests.zygote_probe:lineage"), Limits(step_timeout=120, harden=False), early=early)
+            for early in (False, True)]
+    late, early = (_measured(o) for o in run_jobs(jobs, workers=2))
+    assert late["forker"] == z.pid and late["dynamo"]
+    assert early["forker"] != z.pid and not early["dynamo"]
+    [after] = run_jobs([Job(Task("tests.zygote_probe:lineage"), Limits(step_timeout=120, harden=False),
+                            early=True)], workers=1)
+    assert _measured(after)["forker"] == z.pid and z.twin is None
+
+
+def test_an_early_child_holds_no_reference_and_no_classmate(lab):
+    """The twin is forked from the zygote before any job: its children inherit no secret either."""
+    from tests.zygote_probe import scan
+
+    classmate_token = "classmate-" + secrets.token_hex(12)
+    classmate = REFERENCE.replace("def seed_everything", f"TOKEN = {classmate_token!r}\n\n\ndef seed_everything", 1)
+    _fresh_zygote()
+    reports = grade([Submission(classmate, "alice.py")], lab, check_ids=["reference.make_loader", "data.lesson"],
+                    early=True)
+    assert reports[0].passed
+    reference_line = next(line for line in REFERENCE.splitlines() if len(line) > 40 and line.lstrip().startswith("#"))
+    own = "own-" + secrets.token_hex(12)
+    pairs = [halves(own), halves(classmate_token), halves(reference_line)]
+    _fresh_zygote()
+    [outcome] = run_jobs([Job(Task("tests.zygote_probe:scan", (pairs, f"x = {own!r}")),
+                              Limits(step_timeout=120, harden=False), early=True)], workers=1)
+    assert _measured(outcome)["found"] == [True, False, False]
+
+
+def test_an_early_child_that_builds_an_optimizer_still_works_and_changes_no_watched_class(lab):
+    """An early job that builds an optimizer after all (a file that does so at import, say) imports
+    torch._dynamo itself: slower, never wrong. What that import and the first build change in torch (the
+    optimizer's step wrapper, torch.manual_seed wrapped by torch._dynamo) is torch's own doing, which the tamper
+    guard knows from a patch."""
+    _fresh_zygote()
+    [outcome] = run_jobs([Job(Task("tests.zygote_probe:build_optimizer"), Limits(step_timeout=120, harden=False),
+                              early=True)], workers=1)
+    assert _measured(outcome) == {"before": False}
+    source = REFERENCE.replace("def seed_everything", "_PROBE = torch.optim.SGD([torch.zeros(1, requires_grad=True)], "
+                               "lr=0.1)\n\n\ndef seed_everything", 1)
+    _fresh_zygote()
+    [report] = grade([Submission(source, "loop.py")], lab, check_ids=["data.lesson", "model.init", "loader.order"],
+                     early=True)
+    assert report.error is None and report.passed, (report.error, [c.message for c in report.checks])
+
+
+def test_early_jobs_still_run_when_the_twin_is_gone(lab):
+    """A twin that died (or was never forked) costs nothing but time: the zygote forks the early job itself."""
+    import os
+    import signal
+    import time
+
+    z = _fresh_zygote()
+    assert z._twin_serving()
+    twin = next(int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == z.pid)
+    os.kill(twin, signal.SIGKILL)
+    while _ppid(twin) == z.pid and not _zombie(twin):  # gone: it has exited, its descriptors closed
+        time.sleep(0.01)
+    [outcome] = run_jobs([Job(Task("tests.zygote_probe:lineage"), Limits(step_timeout=120, harden=False),
+                              early=True)], workers=1)
+    assert _measured(outcome)["forker"] == z.pid
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        from tests.zygote_probe import _parent_of
+
+        return _parent_of(pid)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+EARLY_PROBE = """
+import json, sys
+from checker.setting.lab import warm_up
+from checker.sandbox.zygote import _LATE, _PRELOAD, _warm
+_warm(_PRELOAD)  # what the zygote warms before it forks its twin
+assert "torch._dynamo" not in sys.modules, "the early warm-up imports torch._dynamo"
+from checker.checks import REGISTRY, ordered_ids
+from checker.grade.worker import child_setup
+from checker.loopfile.loading import load_loop
+from checker.setting.draws import Draw
+from checker.setting.lab import Lab
+from checker.setting.tracks import track_named
+track = track_named(sys.argv[1])
+lab = Lab("cpu", track)
+lab.load_trusted()
+lab.draw = Draw.fresh(track)
+child_setup()
+loop = load_loop(track.reference.read_text(encoding="utf-8"), "reference/loop.py", track, None)
+took = {}
+for cid in ordered_ids(None, device="cpu", track=track):
+    if REGISTRY[cid].early:
+        REGISTRY[cid].measure(loop, lab)
+        took[cid] = "torch._dynamo" in sys.modules
+print(json.dumps(took))
+"""
+
+
+@pytest.mark.parametrize("track", ["moons", "three-classes", "data-pipeline"])
+def test_early_checks_need_no_torch_dynamo(track):
+    """What ``Check.early`` promises, on each track's reference: measured in a process warmed as the zygote's twin
+    is (torch and scikit-learn, no torch._dynamo), no early check imports torch._dynamo (it builds no optimizer)."""
+    import json
+    import subprocess
+
+    from pathlib import Path
+
+    out = subprocess.run([sys.executable, "-c", EARLY_PROBE, track], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    took = json.loads(out.stdout.strip().splitlines()[-1])
+    first = next((cid for cid, imported in took.items() if imported), None)  # the later ones only inherit it
+    assert took and first is None, f"{first} imported torch._dynamo on {track}'s reference"

@@ -47,3 +47,38 @@ def scan(pairs: list[tuple[bytes, bytes]], own: str):
         rep.send({"event": "measured", "check": "probe", "measured": {"found": found_in_memory(pairs)}})
 
     return target
+
+
+def _parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[1])
+
+
+def lineage():
+    """Who forked this child (its shepherd's parent: the zygote or its early twin), and whether torch._dynamo is
+    in it. Run without a PID namespace (``harden=False``), so the pids are the host's."""
+
+    def target(rep) -> None:
+        import os
+        import sys
+
+        shepherd = os.getppid()
+        rep.send({"event": "measured", "check": "probe", "measured": {
+            "forker": _parent_of(shepherd), "dynamo": "torch._dynamo" in sys.modules}})
+
+    return target
+
+
+def build_optimizer():
+    """Builds an optimizer (so imports torch._dynamo if it is not yet) and reports whether that took the import."""
+
+    def target(rep) -> None:
+        import sys
+
+        import torch
+
+        before = "torch._dynamo" in sys.modules
+        torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+        rep.send({"event": "measured", "check": "probe", "measured": {"before": before}})
+
+    return target

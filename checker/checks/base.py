@@ -64,6 +64,10 @@ class Check:
     """The protocol functions the measure calls: the check runs on a track that declares them all."""
     protocol: str = "v1"
     """The protocol group (``checker.loopfile.protocol.PROTOCOLS``) whose signatures those calls follow."""
+    early: bool = False
+    """The measure builds no optimizer (nor does the reference's code it calls), so it needs no torch._dynamo: in
+    ``kata check`` it runs in a child forked while the zygote still imports that (``Job.early``). A file that
+    builds one anyway is still graded alike, only later by the import."""
 
 
 REGISTRY: dict[str, Check] = {}
@@ -115,12 +119,12 @@ class _Pending:
 def check(
     id: str, *, family: str, title: Message, cost: float = 1.0, timeout: float = 30.0,
     devices: tuple[str, ...] = ("cpu", "cuda"), reference: bool = False, calls: tuple[str, ...] = (),
-    protocol: str = "v1",
+    protocol: str = "v1", early: bool = False,
 ) -> Callable[[Callable], _Pending]:
     """Declare a check's measure; then give its judge with ``@<name>.judge``."""
 
     def deco(measure: Callable) -> _Pending:
         return _Pending(measure, id=id, family=family, title=title, cost=cost, timeout=timeout, devices=devices,
-                        reference=reference, calls=calls, protocol=protocol)
+                        reference=reference, calls=calls, protocol=protocol, early=early)
 
     return deco

@@ -148,7 +148,7 @@ BEST_FORM = Message(
 BEST_CLASS = Message(en="{detail} [{label}]", es="{detail} [{label}]")
 
 
-@check("best.best_epoch", family="best", calls=("best_epoch",), protocol="best", title=BEST_TITLE, cost=0.1,
+@check("best.best_epoch", early=True, family="best", calls=("best_epoch",), protocol="best", title=BEST_TITLE, cost=0.1,
        timeout=20.0, reference=True)
 def best_epoch(loop, lab) -> dict:
     seed = lab.draw.evaluate_seed

@@ -133,7 +133,7 @@ def _moved_row(X, before) -> dict | None:
     return {"i": i, "d": float(diff[i]), "augment": True}
 
 
-@check("pipeline.dataset", family="pipeline", calls=("make_dataset",), protocol="pipeline", title=DATASET_TITLE,
+@check("pipeline.dataset", early=True, family="pipeline", calls=("make_dataset",), protocol="pipeline", title=DATASET_TITLE,
        cost=0.1, timeout=20.0)
 def dataset(loop, lab) -> dict:
     import numpy as np
@@ -296,7 +296,7 @@ def _want_full(n: int, b: int) -> list[int]:
     return [b] * (n // b)
 
 
-@check("pipeline.batches", family="pipeline", calls=("make_dataset", "make_loader"), protocol="pipeline",
+@check("pipeline.batches", early=True, family="pipeline", calls=("make_dataset", "make_loader"), protocol="pipeline",
        title=BATCHES_TITLE, cost=2.5, timeout=30.0)
 def batches(loop, lab) -> dict:
     out = _batches(loop, lab)
@@ -429,7 +429,7 @@ ORDER_GLOBAL = Message(
 )
 
 
-@check("pipeline.order", family="pipeline", calls=("make_loader",), protocol="pipeline", title=ORDER_TITLE,
+@check("pipeline.order", early=True, family="pipeline", calls=("make_loader",), protocol="pipeline", title=ORDER_TITLE,
        cost=0.15, timeout=20.0)
 def order(loop, lab) -> dict:
     from torch.utils.data import TensorDataset
@@ -551,7 +551,7 @@ WORKERS_REFORKED = Message(
 )
 
 
-@check("pipeline.workers", family="pipeline", calls=("make_loader",), protocol="pipeline", title=WORKERS_TITLE,
+@check("pipeline.workers", early=True, family="pipeline", calls=("make_loader",), protocol="pipeline", title=WORKERS_TITLE,
        cost=3.0, timeout=30.0)
 def workers(loop, lab) -> dict:
     import os
@@ -642,7 +642,7 @@ SEEDS_EVERYTHING = Message(
 )
 
 
-@check("pipeline.seeds", family="pipeline", calls=("seed_everything", "make_dataset", "make_loader"),
+@check("pipeline.seeds", early=True, family="pipeline", calls=("seed_everything", "make_dataset", "make_loader"),
        protocol="pipeline", title=SEEDS_TITLE, cost=0.1, timeout=20.0)
 def seeds(loop, lab) -> dict:
     import random

@@ -269,7 +269,7 @@ def _seed_call(name: str, figures: dict) -> str:
     return f"{name}()" if figures.get("default") else f"{name}(seed={figures['seed']})"
 
 
-@check("reference.seed_everything", family="reference", calls=("seed_everything",),
+@check("reference.seed_everything", early=True, family="reference", calls=("seed_everything",),
        title=SEED_TITLE, cost=0.1, timeout=20.0, reference=True)
 def seed_everything(loop, lab) -> dict:
     from checker.setting.coverage import seed_of
@@ -342,7 +342,7 @@ DATA_VALUES = Message(
 DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 
 
-@check("reference.make_data", family="reference", calls=("make_data",),
+@check("reference.make_data", early=True, family="reference", calls=("make_data",),
        title=DATA_TITLE, cost=0.45, timeout=20.0, reference=True)
 def make_data(loop, lab) -> dict:
     from checker.setting.coverage import seed_of
@@ -519,7 +519,7 @@ def _loader_call(b, s) -> str:
     return f"make_loader(X, y, batch_size={b}, seed={s})"
 
 
-@check("reference.make_loader", family="reference", calls=("make_loader",),
+@check("reference.make_loader", early=True, family="reference", calls=("make_loader",),
        title=LOADER_TITLE, cost=2.0, timeout=20.0, reference=True)
 def make_loader(loop, lab) -> dict:
     import torch
@@ -667,7 +667,7 @@ MODEL_WEIGHTS = Message(
 )
 
 
-@check("reference.make_model", family="reference", calls=("make_model",),
+@check("reference.make_model", early=True, family="reference", calls=("make_model",),
        title=MODEL_TITLE, cost=0.1, timeout=20.0, reference=True)
 def make_model(loop, lab) -> dict:
     from checker.setting.coverage import seed_of
@@ -1120,7 +1120,7 @@ EVAL_CHANGED = Message(
 )
 
 
-@check("reference.evaluate", family="reference", calls=("evaluate",),
+@check("reference.evaluate", early=True, family="reference", calls=("evaluate",),
        title=EVAL_TITLE, cost=0.4, timeout=20.0, reference=True)
 def evaluate(loop, lab) -> dict:
     from torch import nn

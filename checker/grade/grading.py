@@ -313,22 +313,29 @@ class _Grader:
 
     # -- planning
 
-    def plan(self, states: list[_State], references: list[_ReferenceBatch], split: int) -> list[Job]:
+    def plan(self, states: list[_State], references: list[_ReferenceBatch], split: int,
+             early: bool = False) -> list[Job]:
+        """The jobs: the reference processes, then each submission's checks in ``split`` groups; with ``early``,
+        a submission's early checks (``Check.early``) in a group of their own, forked while the zygote still
+        warms (``Job.early``)."""
         # the reference processes first: they fork before any learner file is loaded, and they never load one
         source = self.lab.track.reference.read_text(encoding="utf-8") if references else ""
         jobs = [Job(Task("checker.grade.worker:reference_target",
                          ([(run.draw, run.ids) for run in batch.runs], self.lab, source)),
                     self.limits, tag=("reference", batch)) for batch in references]
         for st in states:
-            for group in split_checks(st.ids, split):
+            first = [c for c in st.ids if REGISTRY[c].early] if early else []
+            if first:
+                jobs.append(self._job(st, first, self.limits, early=True))
+            for group in split_checks([c for c in st.ids if c not in first], split):
                 jobs.append(self._job(st, group, self.limits))
         return jobs
 
-    def _job(self, st: _State, group: list[str], limits: Limits) -> Job:
+    def _job(self, st: _State, group: list[str], limits: Limits, early: bool = False) -> Job:
         draw = st.reference.draw if st.reference is not None else None
         st.running += 1
         return Job(Task("checker.grade.worker:check_target", (st.sub.source, st.sub.filename, group, self.lab, draw)),
-                   limits, tag=(st, group))
+                   limits, tag=(st, group), early=early)
 
     # -- events into results
 
@@ -541,6 +548,7 @@ def grade(
     check_ids: Sequence[str] | None = None,
     workers: int = 2,
     split: int = 1,
+    early: bool = False,
     lang: str = "en",
     limits: Limits | None = None,
     draw: Any = None,
@@ -589,7 +597,7 @@ def grade(
     grader = _Grader(lab, limits, lang, on_check, on_report, states)
     for st in states:
         st.report.integrity = _integrity(st.sub, lang)
-    queue = grader.plan(states, _batches(list(references.values()), workers), split)
+    queue = grader.plan(states, _batches(list(references.values()), workers), split, early)
     while queue:
         run_jobs(queue, workers=workers, on_event=grader.on_event, on_outcome=grader.on_outcome)
         queue, grader.reruns = list(grader.reruns), []
@@ -603,6 +611,8 @@ def grade(
 
 def grade_one(source: str, filename: str, lab, **kwargs: Any) -> Report:
     kwargs.setdefault("split", kwargs.get("workers", 2))
-    # the reference process runs beside the file's own children
-    kwargs.setdefault("workers", kwargs["split"] + 1)
+    # the early checks first, in a child forked while the zygote still warms (on the core its import leaves idle)
+    kwargs.setdefault("early", True)
+    # the reference process runs beside the file's own children (and the early child, should it outlast the warming)
+    kwargs.setdefault("workers", kwargs["split"] + 1 + int(kwargs["early"]))
     return grade([Submission(source, filename)], lab, **kwargs)[0]

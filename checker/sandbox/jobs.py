@@ -149,6 +149,10 @@ class Job:
     target: Callable[[Reporter], None]
     limits: Limits = field(default_factory=Limits)
     tag: object = None
+    early: bool = False
+    """The job needs nothing the zygote warms late (``preload(..., late=True)``): while the zygote still warms,
+    its child is forked from the zygote's early twin (``checker.sandbox.zygote``), and ``run_jobs`` starts it
+    before any job that must wait for the zygote."""
 
 
 @dataclass
@@ -308,7 +312,7 @@ class _Running:
         status_r, status_w = os.pipe()
         spec = pickle.dumps(ChildSpec(replace(job, tag=None), self.key, self.private_dir, self.identity, _CHILD_MAIN))
         try:
-            zygote().spawn(spec, [event_w, out_w, status_w], new_pid_namespace=job.limits.harden)
+            zygote().spawn(spec, [event_w, out_w, status_w], new_pid_namespace=job.limits.harden, early=job.early)
         except ZygoteError:
             for fd in (event_r, out_r, status_r):
                 os.close(fd)
@@ -514,6 +518,8 @@ def run_jobs(
     hardening.harden_parent()
     pending = list(jobs)
     order = {id(job): i for i, job in enumerate(pending)}
+    # early jobs first (their child can fork from the zygote's twin while the zygote still warms), else in order
+    pending.sort(key=lambda job: not job.early)
     pending.reverse()
     outcomes: list[Outcome | None] = [None] * len(order)
     running: dict[int, _Running] = {}
@@ -560,7 +566,11 @@ def run_jobs(
     try:
         while pending or running:
             while pending and len(running) < max(workers, 1):
-                child = _Running(pending.pop())
+                job = pending[-1]
+                if running and not job.early and isinstance(job.target, Task) and not zygote().ready_now():
+                    break  # it must wait for the zygote: look again shortly, serving the children meanwhile
+                pending.pop()
+                child = _Running(job)
                 running[child.pid] = child
                 selector.register(child.event_fd, selectors.EVENT_READ, (child, "events"))
                 selector.register(child.output_fd, selectors.EVENT_READ, (child, "output"))
@@ -569,6 +579,8 @@ def run_jobs(
             now = time.monotonic()
             timeout = max(min(c.deadline for c in running.values()) - now, 0.0)
             poll_every = 0.5 if all(c.exit_fd is not None for c in running.values()) else 0.05
+            if pending and len(running) < max(workers, 1):  # a job waits for the zygote to be ready
+                poll_every = 0.02
             for key, _ in selector.select(timeout=min(timeout, poll_every)):
                 child, stream = key.data
                 if child.pid not in running:

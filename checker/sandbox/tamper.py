@@ -179,8 +179,35 @@ def _torch_wrapper_code():
     return _WRAPPER_CODE[0]
 
 
+_DISABLE_CODE: list = []
+
+
+def _torch_disable_code():
+    """The code of the wrapper ``torch._disable_dynamo`` puts around a function (building one imports nothing)."""
+    if not _DISABLE_CODE:
+        compile_module = sys.modules.get("torch._compile")
+        disable = getattr(compile_module, "_disable_dynamo", None)
+        _DISABLE_CODE.append(getattr(disable(lambda: None), "__code__", None) if callable(disable) else None)
+    return _DISABLE_CODE[0]
+
+
+def _dynamo_wrapped(key: str, old: Any, new: Any) -> bool:
+    """Whether ``new`` is what importing torch._dynamo makes of ``torch.manual_seed``: torch's own
+    ``_disable_dynamo`` wrapper around the very function that was there. A child forked before torch._dynamo was
+    imported (the zygote's early twin) sees that change when something in it imports torch._dynamo later."""
+    code = getattr(new, "__code__", None)
+    if key != "manual_seed" or old is _MISSING or code is None or code is not _torch_disable_code():
+        return False
+    cells = dict(zip(code.co_freevars, getattr(new, "__closure__", None) or (), strict=False))
+    cell = cells.get("fn")
+    return cell is not None and cell.cell_contents is old and "torch._dynamo" in sys.modules
+
+
 def _rewrapped(owner: Any, key: str, old: Any, new: Any) -> bool:
-    """Whether ``new`` is torch's own step wrapper around what ``owner.key`` was (or inherited)."""
+    """Whether ``new`` is torch's own wrapper around what ``owner.key`` was (or inherited): the step wrapper an
+    optimizer class gets when its first instance is built, or torch._dynamo's around ``torch.manual_seed``."""
+    if _dynamo_wrapped(key, old, new):
+        return True
     if key != "step" or getattr(new, "hooked", None) is not True or getattr(new, "__code__", None) is None:
         return False
     if new.__code__ is not _torch_wrapper_code():

@@ -9,6 +9,16 @@ from then on only ever receives descriptors, never a job's content::
     kata --SCM_RIGHTS [spec memfd, event pipe, output pipe, status pipe]--> zygote
     zygote --fork--> shepherd --(new PID namespace) fork--> init (pid 1) --fork--> child
 
+**The early twin.** Importing torch's compiler stack (``torch._dynamo``, which the first optimizer needs) is the
+zygote's last and a long part of its start. Just before it, the zygote forks a twin of itself, holding everything
+warmed so far and nothing else: jobs marked ``Job.early`` (work that builds no optimizer) are forked from the twin
+while the zygote still imports, on the core the import leaves idle. Preloads registered with ``late=True`` are
+what the zygote warms after the twin is forked; the twin serves exactly as the zygote does, and a job is never
+worse off for it: without a twin it is forked from the zygote::
+
+    zygote: [early preloads] --fork--> twin (serves early jobs at once)
+            [late preloads] -> ready (serves every job)
+
 The parent writes the job (``ChildSpec``: a picklable ``Task``, its limits, the job's key) into a memfd
 that only the child reads, so when the zygote forks the next child its memory holds nothing of the last
 one. The status pipe says ``P <pid> <namespace>`` once forked (the pid kata kills the job by: the child,
@@ -32,9 +42,12 @@ from typing import Any
 from checker.sandbox.hardening import PR_SET_PDEATHSIG, _prctl, _unshare
 
 READY = b"R"
+TWIN_READY = b"T"
+"""What the twin says on its own socket once it serves."""
 SPAWN = b"F"
 WARM = b"W"
-"""``W`` + a JSON list: the preloads registered after the zygote was started; it warms them, then says ``R``."""
+"""``W`` + a JSON object ``{"early": [...], "late": [...]}``: the preloads registered after the zygote was started; it
+warms the early ones, forks its twin, warms the late ones, then says ``R``."""
 START_SECONDS = 300.0
 """How long the zygote may take to import torch and scikit-learn before kata gives up on it."""
 CLONE_NEWPID = 0x20000000
@@ -47,16 +60,20 @@ _ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
 _PRELOAD: list[str] = []
 """What a new zygote imports (``module``) or calls (``module:function``) once, in this order, before it forks
 any child: the layers above register theirs with ``preload`` (the sandbox knows no check and no track)."""
+_LATE: list[str] = []
+"""What it warms after forking its twin (``preload(..., late=True)``): what only jobs not marked early need."""
 
 
-def preload(*specs: str) -> None:
+def preload(*specs: str, late: bool = False) -> None:
     """Have every zygote started from now on import ``module`` (or call ``module:function``) before it forks.
 
     ``module:function ARGS`` (after one space, a JSON list) calls the function with those arguments: what the
-    zygote cannot find itself (it runs in ``/``, with almost none of kata's environment)."""
+    zygote cannot find itself (it runs in ``/``, with almost none of kata's environment). ``late``: warmed after
+    the early twin is forked, so jobs marked ``Job.early`` never wait for it (and their children lack it)."""
+    into = _LATE if late else _PRELOAD
     for spec in specs:
-        if spec not in _PRELOAD:
-            _PRELOAD.append(spec)
+        if spec not in _PRELOAD and spec not in _LATE:
+            into.append(spec)
 
 
 class ZygoteError(RuntimeError):
@@ -104,9 +121,13 @@ class Zygote:
         self.process: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.ready = False
+        self.twin: socket.socket | None = None
+        """The parent's end of the early twin's socket; None once the twin is known to be gone (or never was)."""
+        self.twin_ready = False
         self.errors: Any = None
         self.lock = threading.Lock()
         self.given: list[str] = []
+        self.given_late: list[str] = []
         """The preloads this zygote was given: on its command line, then in its one ``W`` message."""
         self.told = False
         """Whether the ``W`` message is sent (the zygote says ``R`` only after it)."""
@@ -129,8 +150,10 @@ class Zygote:
                 return
             self._close()
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            twin_ours, twin_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             boot = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-                    "from checker.sandbox.zygote import serve; serve(int(sys.argv[2]), json.loads(sys.argv[3]))")
+                    "from checker.sandbox.zygote import serve; "
+                    "serve(int(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), json.loads(sys.argv[5]))")
             path = [p for p in sys.path if p]
             env = {k: v for k, v in os.environ.items() if k in _ENVIRONMENT}
             env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
@@ -140,27 +163,33 @@ class Zygote:
 
             self.errors = tempfile.TemporaryFile()  # never fills up, unlike a pipe nobody reads
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-c", boot, json.dumps(path), str(theirs.fileno()), json.dumps(_PRELOAD)],
-                pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                [sys.executable, "-I", "-c", boot, json.dumps(path), str(theirs.fileno()), json.dumps(_PRELOAD),
+                 str(twin_theirs.fileno()), json.dumps(_LATE)],
+                pass_fds=[theirs.fileno(), twin_theirs.fileno()], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=self.errors, cwd="/", start_new_session=True,
             )
             theirs.close()
+            twin_theirs.close()
             self.sock, self.ready = ours, False
-            self.given, self.told = list(_PRELOAD), False
+            self.twin, self.twin_ready = twin_ours, False
+            self.given, self.given_late, self.told = list(_PRELOAD), list(_LATE), False
 
     def _tell_rest(self) -> None:
         """Send the ``W`` message once: what was registered with ``preload`` after the zygote started."""
         if self.told or self.sock is None:
             return
         rest = [spec for spec in _PRELOAD if spec not in self.given]
+        late = [spec for spec in _LATE if spec not in self.given_late]
         try:
-            self.sock.send(WARM + json.dumps(rest).encode())
+            self.sock.send(WARM + json.dumps({"early": rest, "late": late}).encode())
         except OSError:
             return  # a dead zygote: waiting for it says so
         self.given += rest
+        self.given_late += late
         self.told = True
 
     def _close(self) -> None:
+        self._drop_twin()
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -178,15 +207,23 @@ class Zygote:
         with self.lock:
             self._close()
 
-    def _wait_ready(self) -> None:
-        import selectors
+    def _drop_twin(self) -> None:
+        if self.twin is not None:
+            self.twin.close()
+            self.twin = None
+        self.twin_ready = False
+
+    def _wait_ready(self, timeout: float = START_SECONDS) -> bool:
+        """Wait up to ``timeout`` seconds for the zygote's ``R``; whether it came. A zygote that died or said
+        anything else is a ZygoteError; so is one that said nothing within ``START_SECONDS``."""
+        import select
 
         assert self.sock is not None and self.process is not None
         self._tell_rest()
-        with selectors.DefaultSelector() as sel:
-            sel.register(self.sock, selectors.EVENT_READ)
-            if not sel.select(timeout=START_SECONDS):
+        if not select.select([self.sock], [], [], timeout)[0]:
+            if timeout >= START_SECONDS:
                 raise ZygoteError(f"the grading process did not start within {START_SECONDS:g} s")
+            return False
         try:
             message = self.sock.recv(16)
         except OSError:
@@ -194,6 +231,40 @@ class Zygote:
         if message != READY:
             raise ZygoteError(f"the grading process could not start:\n{self._stderr()}")
         self.ready = True
+        self._drop_twin()  # the zygote serves every job now: the twin sees its socket close and ends
+        return True
+
+    def ready_now(self) -> bool:
+        """Whether the zygote serves every job now (never waits; a zygote not started yet is started)."""
+        self.start()
+        with self.lock:
+            try:
+                return self.ready or self._wait_ready(timeout=0)
+            except ZygoteError:
+                return True  # spawning says why, as one clear error
+
+    def _twin_serving(self) -> bool:
+        """Wait for the twin's ``T`` (it comes before the zygote's ``R``); whether the twin serves. A twin that
+        is gone, or a zygote already ready first, is dropped: early jobs then fork from the zygote itself."""
+        import select
+
+        if self.twin is None:
+            return False
+        if self.twin_ready:
+            return True
+        self._tell_rest()  # the twin is forked only once the zygote has the W message
+        waiting = [self.twin, self.sock] if self.sock is not None else [self.twin]
+        readable = select.select(waiting, [], [], START_SECONDS)[0]
+        if self.twin in readable:
+            try:
+                message = self.twin.recv(16)
+            except OSError:
+                message = b""
+            if message == TWIN_READY:
+                self.twin_ready = True
+                return True
+        self._drop_twin()
+        return False
 
     def _stderr(self) -> str:
         if self.process is None or self.errors is None:
@@ -204,30 +275,41 @@ class Zygote:
         self.errors.seek(0)
         return self.errors.read().decode("utf-8", "replace")[-4000:].strip()
 
-    def spawn(self, spec: bytes, fds: list[int], new_pid_namespace: bool) -> None:
-        """Have the zygote fork a child reading ``spec``; ``fds``: its event, output and status write ends."""
+    def spawn(self, spec: bytes, fds: list[int], new_pid_namespace: bool, early: bool = False) -> None:
+        """Have the zygote fork a child reading ``spec``; ``fds``: its event, output and status write ends.
+        ``early``: the job needs nothing warmed late, so its child is forked from the twin while it serves."""
         for attempt in range(2):
             self.start()
             with self.lock:
+                if early and not self.ready and self._twin_serving():
+                    try:
+                        self._send(self.twin, spec, fds, new_pid_namespace)
+                        return
+                    except OSError:
+                        self._drop_twin()  # the zygote itself forks it
                 try:
                     if not self.ready:
                         self._wait_ready()
-                    memfd = os.memfd_create("kata-job", os.MFD_CLOEXEC)
-                    try:
-                        view = memoryview(spec)
-                        while view:
-                            view = view[os.write(memfd, view):]
-                        os.lseek(memfd, 0, os.SEEK_SET)
-                        assert self.sock is not None
-                        socket.send_fds(self.sock, [SPAWN + (b"1" if new_pid_namespace else b"0")],
-                                        [memfd, *fds])
-                    finally:
-                        os.close(memfd)
+                    assert self.sock is not None
+                    self._send(self.sock, spec, fds, new_pid_namespace)
                     return
                 except (OSError, ZygoteError) as exc:
                     self._close()
                     if attempt or isinstance(exc, ZygoteError):
                         raise ZygoteError(str(exc)) from None
+
+    @staticmethod
+    def _send(sock: socket.socket, spec: bytes, fds: list[int], new_pid_namespace: bool) -> None:
+        """The job's spec in a fresh memfd, sent with ``fds`` over ``sock`` (the zygote's or the twin's)."""
+        memfd = os.memfd_create("kata-job", os.MFD_CLOEXEC)
+        try:
+            view = memoryview(spec)
+            while view:
+                view = view[os.write(memfd, view):]
+            os.lseek(memfd, 0, os.SEEK_SET)
+            socket.send_fds(sock, [SPAWN + (b"1" if new_pid_namespace else b"0")], [memfd, *fds])
+        finally:
+            os.close(memfd)
 
 
 _zygote: Zygote | None = None
@@ -285,8 +367,9 @@ def _warm(specs: list[str]) -> None:
             found(*json.loads(args)) if args else found()
 
 
-def serve(fd: int, specs: list[str] = ()) -> None:
-    """The zygote's main loop; never returns."""
+def serve(fd: int, specs: list[str] = (), twin_fd: int = -1, late: list[str] = ()) -> None:
+    """The zygote's main loop; never returns. ``twin_fd``: the early twin's socket (-1: no twin); ``late``:
+    what is warmed after the twin is forked."""
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
@@ -298,14 +381,50 @@ def serve(fd: int, specs: list[str] = ()) -> None:
             os._exit(0)
         if message[:1] != WARM:
             raise ZygoteError(f"expected the W message first, got {message[:16]!r}")
-        _warm(json.loads(message[1:]))
+        rest = json.loads(message[1:])
+        _warm(rest["early"])
+        if twin_fd >= 0:
+            _fork_twin(sock, twin_fd)
+        _warm([*late, *rest["late"]])
     except BaseException:
         import traceback
 
         traceback.print_exc()
         os._exit(1)
+    _serve(sock, READY)
+
+
+def _fork_twin(sock: socket.socket, twin_fd: int) -> None:
+    """Fork the early twin: it serves on ``twin_fd`` at once, holding what is warmed so far; this process goes on
+    warming. A twin that cannot be forked is simply absent (kata sees its socket close)."""
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(twin_fd)
+        return
+    if pid == 0:
+        code = 0
+        try:
+            sock.close()
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # gone with the zygote
+            _serve(socket.socket(fileno=twin_fd), TWIN_READY)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(twin_fd)
+
+
+def _serve(sock: socket.socket, ready: bytes) -> None:
+    """Say ``ready``, then fork a shepherd for every spawn request; never returns.
+
+    Everything warmed so far is frozen out of the cyclic garbage collector first (``gc.freeze``): a child's
+    collections then never walk the hundreds of thousands of objects torch and scikit-learn left here, which
+    took a child about 0.17 s at its first full collection (and copied every page they lie on)."""
+    import gc
+
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # shepherds are reaped by the kernel
-    sock.send(READY)
+    gc.freeze()
+    sock.send(ready)
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 16, 8)

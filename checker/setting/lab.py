@@ -88,9 +88,10 @@ def warm_up_torch() -> None:
 
 
 def import_heavy() -> None:
-    """Import torch, torch._dynamo (the first optimizer step imports it) and scikit-learn, one after the other.
+    """Import scikit-learn and torch, one after the other (torch._dynamo, the other long import, is warmed late:
+    ``warm_up_late``).
 
-    Called once in the parent before forking children, so no child pays the import. (Importing
+    Called once in the zygote before forking children, so no child pays the import. (Importing
     scikit-learn in a second thread used to overlap part of the work; with torch 2.13 the two imports
     contend for the GIL and the pair takes about 0.3 s longer than in sequence.)
     """
@@ -101,14 +102,13 @@ def import_heavy() -> None:
     import sklearn.datasets  # noqa: F401
     import sklearn.model_selection  # noqa: F401
     import torch  # noqa: F401
-    import torch._dynamo  # noqa: F401
 
 
 def warm_up() -> None:
     """A new zygote's warm-up (registered with ``checker.sandbox.zygote.preload``): torch and scikit-learn
-    imported, torch's lazy set-up done, the built-in tracks' data computed once, so no child repeats it."""
+    imported, the built-in tracks' data computed once, so no child repeats it. All of it before the early twin
+    is forked; torch._dynamo comes after (``warm_up_late``)."""
     import_heavy()
-    warm_up_torch()
     try:
         for track in all_tracks().values():
             if not track.data.trusted:  # those come with the lab, read in kata's own process
@@ -117,7 +117,16 @@ def warm_up() -> None:
         pass
 
 
+def warm_up_late() -> None:
+    """The zygote's late warm-up, after its early twin is forked: torch._dynamo (the first optimizer imports it,
+    so every job that trains needs it), then torch's lazy set-up exercised once (``warm_up_torch``)."""
+    import torch._dynamo  # noqa: F401
+
+    warm_up_torch()
+
+
 preload(f"{__name__}:warm_up")
+preload(f"{__name__}:warm_up_late", late=True)
 
 
 def warm_data(fields: dict) -> None:
