@@ -37,8 +37,6 @@ def probe(job_target) -> list[bool]:
 
 
 def test_a_zygote_child_holds_no_reference_and_no_classmate(lab):
-    from tests.zygote_probe import scan
-
     classmate_token = "classmate-" + secrets.token_hex(12)
     own_token = "own-" + secrets.token_hex(12)
     classmate = REFERENCE.replace("def seed_everything", f"TOKEN = {classmate_token!r}\n\n\ndef seed_everything", 1)
@@ -125,8 +123,6 @@ def test_early_jobs_fork_from_the_twin_while_the_zygote_still_imports(lab):
 
 def test_an_early_child_holds_no_reference_and_no_classmate(lab):
     """The twin is forked from the zygote before any job: its children inherit no secret either."""
-    from tests.zygote_probe import scan
-
     classmate_token = "classmate-" + secrets.token_hex(12)
     classmate = REFERENCE.replace("def seed_everything", f"TOKEN = {classmate_token!r}\n\n\ndef seed_everything", 1)
     _fresh_zygote()
@@ -226,11 +222,10 @@ def test_early_checks_need_no_torch_dynamo(track):
     is (torch and scikit-learn, no torch._dynamo), no early check imports torch._dynamo (it builds no optimizer)."""
     import json
     import subprocess
-
     from pathlib import Path
 
-    out = subprocess.run([sys.executable, "-c", EARLY_PROBE, track], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, "-c", EARLY_PROBE, track], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     took = json.loads(out.stdout.strip().splitlines()[-1])
     first = next((cid for cid, imported in took.items() if imported), None)  # the later ones only inherit it

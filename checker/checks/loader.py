@@ -64,7 +64,8 @@ COVERAGE_UNPAIRED = Message(
 )
 
 
-@check("loader.coverage", early=True, family="loader", calls=("make_loader",), title=COVERAGE_TITLE, cost=0.2, timeout=20.0)
+@check("loader.coverage", early=True, family="loader", calls=("make_loader",), title=COVERAGE_TITLE, cost=0.2,
+       timeout=20.0)
 def coverage(loop, lab) -> dict:
     epochs, paired = index_batches(loop, lab, seed=0, epochs=2)
     rows = []

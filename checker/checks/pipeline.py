@@ -133,8 +133,8 @@ def _moved_row(X, before) -> dict | None:
     return {"i": i, "d": float(diff[i]), "augment": True}
 
 
-@check("pipeline.dataset", early=True, family="pipeline", calls=("make_dataset",), protocol="pipeline", title=DATASET_TITLE,
-       cost=0.1, timeout=20.0)
+@check("pipeline.dataset", early=True, family="pipeline", calls=("make_dataset",), protocol="pipeline",
+       title=DATASET_TITLE, cost=0.1, timeout=20.0)
 def dataset(loop, lab) -> dict:
     import numpy as np
     import torch
@@ -551,8 +551,8 @@ WORKERS_REFORKED = Message(
 )
 
 
-@check("pipeline.workers", early=True, family="pipeline", calls=("make_loader",), protocol="pipeline", title=WORKERS_TITLE,
-       cost=3.0, timeout=30.0)
+@check("pipeline.workers", early=True, family="pipeline", calls=("make_loader",), protocol="pipeline",
+       title=WORKERS_TITLE, cost=3.0, timeout=30.0)
 def workers(loop, lab) -> dict:
     import os
 

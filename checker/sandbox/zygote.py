@@ -165,8 +165,8 @@ class Zygote:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-c", boot, json.dumps(path), str(theirs.fileno()), json.dumps(_PRELOAD),
                  str(twin_theirs.fileno()), json.dumps(_LATE)],
-                pass_fds=[theirs.fileno(), twin_theirs.fileno()], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=self.errors, cwd="/", start_new_session=True,
+                pass_fds=[theirs.fileno(), twin_theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=self.errors, cwd="/", start_new_session=True,
             )
             theirs.close()
             twin_theirs.close()
