@@ -37,6 +37,8 @@ def probe(job_target) -> list[bool]:
 
 
 def test_a_zygote_child_holds_no_reference_and_no_classmate(lab):
+    from tests.zygote_probe import scan
+
     classmate_token = "classmate-" + secrets.token_hex(12)
     own_token = "own-" + secrets.token_hex(12)
     classmate = REFERENCE.replace("def seed_everything", f"TOKEN = {classmate_token!r}\n\n\ndef seed_everything", 1)
