@@ -237,21 +237,35 @@ def split_checks(ids: Sequence[str], parts: int) -> list[list[str]]:
 
 
 class _ReferenceRun:
-    """The trusted answers for one draw, filled by a reference process."""
+    """The trusted answers for one draw, filled by one reference process or two (its early checks in one)."""
 
     def __init__(self, draw: Any, ids: list[str]):
         self.draw, self.ids = draw, ids
         self.answers: dict[str, dict] = {}
         self.failures: dict[str, str] = {}
         self.done = False
+        self.open = 0
+        """Reference processes still answering this draw: it is done when the last one is."""
 
 
 class _ReferenceBatch:
-    """The draws one reference process answers, in turn; ``current``: the one it is answering now."""
+    """The draws one reference process answers, in turn; ``current``: the one it is answering now. ``early``:
+    None, every check of each draw; True, only the early ones (``Check.early``); False, only the others."""
 
-    def __init__(self, runs: list[_ReferenceRun]):
+    def __init__(self, runs: list[_ReferenceRun], early: bool | None = None):
         self.runs = runs
+        self.early = early
         self.current: _ReferenceRun | None = None
+        self.closed: set[int] = set()
+        """The runs (their index) this process is done with."""
+
+    def ids(self, run: _ReferenceRun) -> list[str]:
+        return [c for c in run.ids if self.early is None or REGISTRY[c].early == self.early]
+
+    def parts(self, early: bool) -> list[_ReferenceBatch]:
+        """This batch as the processes that answer it: with ``early``, its early checks apart, where it has both."""
+        kinds = {REGISTRY[c].early for run in self.runs for c in run.ids}
+        return [_ReferenceBatch(self.runs, kind) for kind in (True, False)] if early and len(kinds) == 2 else [self]
 
 
 def _batches(runs: list[_ReferenceRun], workers: int) -> list[_ReferenceBatch]:
@@ -320,9 +334,13 @@ class _Grader:
         warms (``Job.early``)."""
         # the reference processes first: they fork before any learner file is loaded, and they never load one
         source = self.lab.track.reference.read_text(encoding="utf-8") if references else ""
-        jobs = [Job(Task("checker.grade.worker:reference_target",
-                         ([(run.draw, run.ids) for run in batch.runs], self.lab, source)),
-                    self.limits, tag=("reference", batch)) for batch in references]
+        jobs = []
+        for part in (part for batch in references for part in batch.parts(early)):
+            for run in part.runs:
+                run.open += 1
+            jobs.append(Job(Task("checker.grade.worker:reference_target",
+                                 ([(run.draw, part.ids(run)) for run in part.runs], self.lab, source)),
+                            self.limits, tag=("reference", part), early=part.early is True))
         for st in states:
             first = [c for c in st.ids if REGISTRY[c].early] if early else []
             if first:
@@ -385,12 +403,12 @@ class _Grader:
             if index is not None and index < len(batch.runs):
                 # the draws before this one are complete: the submissions waiting on them can finish
                 for run in batch.runs[:index]:
-                    self._reference_done(run, "no answer")
+                    self._reference_done(run, "no answer", batch)
                 batch.current = batch.runs[index]
             return
         run = batch.current
         if run is None or not isinstance(event, Measured | Raised) or event.check not in REGISTRY \
-                or event.check not in run.ids:
+                or event.check not in batch.ids(run):
             return
         if isinstance(event, Measured):
             run.answers[event.check] = event.measured
@@ -398,13 +416,20 @@ class _Grader:
             last = [line for line in event.error.strip().splitlines() if line.strip()][-1:]
             run.failures[event.check] = f"{event.type}: {last}"
 
-    def _reference_done(self, run: _ReferenceRun, why: str) -> None:
-        if run.done:
+    def _reference_done(self, run: _ReferenceRun, why: str, batch: _ReferenceBatch) -> None:
+        """``batch``'s process is done with ``run`` (``why``: what its unanswered checks say); the run is done
+        when every process answering it is."""
+        index = next(i for i, r in enumerate(batch.runs) if r is run)
+        if run.done or index in batch.closed:
             return
-        run.done = True
-        for cid in run.ids:
+        batch.closed.add(index)
+        for cid in batch.ids(run):
             if cid not in run.answers:
                 run.failures.setdefault(cid, why)
+        run.open -= 1
+        if run.open > 0:
+            return
+        run.done = True
         for st in self.states:
             if st.reference is run and st.running == 0 and not st.finished:
                 self._finish(st)
@@ -431,7 +456,7 @@ class _Grader:
             batch: _ReferenceBatch = outcome.job.tag[1]
             why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
             for run in batch.runs:
-                self._reference_done(run, why)
+                self._reference_done(run, why, batch)
             return
         st, group = outcome.job.tag
         st.running -= 1
