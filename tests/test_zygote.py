@@ -232,3 +232,27 @@ def test_early_checks_need_no_torch_dynamo(track):
     took = json.loads(out.stdout.strip().splitlines()[-1])
     first = next((cid for cid, imported in took.items() if imported), None)  # the later ones only inherit it
     assert took and first is None, f"{first} imported torch._dynamo on {track}'s reference"
+
+
+def test_early_and_late_reference_answers_come_from_two_processes_and_both_count(lab):
+    """With ``early``, a draw's early differential checks are answered by a reference process of their own (an early
+    job) and the rest by another; the file's report waits for both and judges each check against its answer."""
+    from checker.grade.grading import _Grader, _ReferenceBatch, _ReferenceRun, _State
+    from checker.sandbox.jobs import Limits as JobLimits
+    from checker.setting.draws import Draw
+
+    ids = ["reference.make_data", "reference.fit"]
+    run = _ReferenceRun(Draw.fresh(lab.track), list(ids))
+    st = _State(Submission(REFERENCE, "loop.py"), ids, "en", run)
+    jobs = _Grader(lab, JobLimits(), "en", None, None, [st]).plan([st], [_ReferenceBatch([run])], 2, early=True)
+    references = [job for job in jobs if job.tag[0] == "reference"]
+    assert [(job.early, job.tag[1].ids(run)) for job in references] == [(True, ["reference.make_data"]),
+                                                                          (False, ["reference.fit"])]
+    assert run.open == 2
+    _fresh_zygote()
+    [report] = grade([Submission(REFERENCE, "loop.py")], lab, check_ids=ids, early=True)
+    assert report.passed and [c.id for c in report.checks] == ids, [c.message for c in report.checks]
+    broken = REFERENCE.replace("n_samples=", "n_samples=1 + ", 1)  # another data set: make_data differs
+    [report] = grade([Submission(broken, "loop.py")], lab, check_ids=ids, early=True)
+    by_id = {c.id: c for c in report.checks}
+    assert by_id["reference.make_data"].status == "fail", by_id["reference.make_data"].message
