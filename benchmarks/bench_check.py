@@ -28,13 +28,56 @@ ROOT = Path(__file__).resolve().parent.parent
 FLOOR = "import torch, torch._dynamo, sklearn.datasets, sklearn.model_selection"
 
 
-# Runs a command and prints the peak resident set size (KiB) of its largest process, forked
-# children included (RUSAGE_CHILDREN covers every descendant that was waited for).
-PEAK = (
-    "import resource, subprocess, sys; "
-    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-)
+# Runs a command and prints the peak resident set size (KiB) of its largest process, descendants included. kata's
+# zygote and the children it forks are not kata's to wait for (kata leaves with os._exit; the zygote's children are
+# reaped by their shepherds), so waiting alone (RUSAGE_CHILDREN) would miss them: this process becomes the
+# subreaper of everything the command starts and reads each live descendant's high-water mark (VmHWM) every
+# 10 ms, keeping the largest, beside RUSAGE_CHILDREN for what it did wait for.
+PEAK = r"""
+import ctypes, os, resource, subprocess, sys, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+me, peak = os.getpid(), 0
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+def descendants():
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as fh:
+                    parents[int(name)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, stack = set(), [me]
+    while stack:
+        pid = stack.pop()
+        for kid, parent in parents.items():
+            if parent == pid and kid not in found:
+                found.add(kid)
+                stack.append(kid)
+    return found
+
+def hwm(pid):
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), 0)
+    except (OSError, ValueError):
+        return 0
+
+while True:
+    peak = max([peak, *map(hwm, descendants())])
+    if proc.poll() is not None and not descendants():
+        break
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:  # orphans handed to this subreaper
+            pass
+    except ChildProcessError:
+        pass
+    time.sleep(0.01)
+if proc.returncode:
+    sys.exit(proc.returncode)
+print(max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+"""
 
 
 def timed(cmd: list[str]) -> float:
