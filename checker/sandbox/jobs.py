@@ -246,10 +246,17 @@ preload(__name__, "checker.sandbox.hardening:warm")
 
 SPAWN_SECONDS = 30.0
 """How long the zygote may take to fork a child (it is usually a few milliseconds)."""
+TWIN_GRACE = 1.0
+"""After the zygote's twin failed to report a child: how long kata waits to see whether the twin itself ended (then
+the zygote is asked instead)."""
 DONE_GRACE = 2.0
 """Seconds a child that reported ``done`` has to exit before it is killed."""
 DRAIN_SECONDS = 2.0
 """After a child and its descendants are killed, how long the parent keeps reading what they wrote."""
+
+
+class _TwinGone(Exception):
+    """The zygote's twin ended before it reported the child it was asked for."""
 
 
 class _Running:
@@ -288,7 +295,12 @@ class _Running:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         if isinstance(job.target, Task):
-            self._spawn(job, event_r, event_w, out_r, out_w)
+            try:
+                self._spawn(job, event_r, event_w, out_r, out_w, early=job.early)
+            except _TwinGone:  # the twin ended before it forked the child: the zygote forks it, on fresh pipes
+                event_r, event_w = os.pipe()
+                out_r, out_w = os.pipe()
+                self._spawn(job, event_r, event_w, out_r, out_w, early=False)
         else:  # a trusted callable (kata's own tests): forked from this process
             pid = os.fork()
             if pid == 0:
@@ -307,12 +319,13 @@ class _Running:
         except (AttributeError, OSError):
             pass
 
-    def _spawn(self, job: Job, event_r: int, event_w: int, out_r: int, out_w: int) -> None:
-        """Have the zygote fork the child: it learns the job from a spec only it reads."""
+    def _spawn(self, job: Job, event_r: int, event_w: int, out_r: int, out_w: int, early: bool) -> None:
+        """Have the zygote (or, for an early job, its twin) fork the child: it learns the job from a spec only it
+        reads. ``_TwinGone`` (every descriptor here closed) when the twin ended before it reported the child."""
         status_r, status_w = os.pipe()
         spec = pickle.dumps(ChildSpec(replace(job, tag=None), self.key, self.private_dir, self.identity, _CHILD_MAIN))
         try:
-            zygote().spawn(spec, [event_w, out_w, status_w], new_pid_namespace=job.limits.harden, early=job.early)
+            twin = zygote().spawn(spec, [event_w, out_w, status_w], new_pid_namespace=job.limits.harden, early=early)
         except ZygoteError:
             for fd in (event_r, out_r, status_r):
                 os.close(fd)
@@ -321,9 +334,21 @@ class _Running:
             for fd in (event_w, out_w, status_w):
                 os.close(fd)
         self.status_fd = status_r
-        ready = select.select([status_r], [], [], SPAWN_SECONDS)[0]
-        line = _read_line(status_r) if ready else b""
-        parts = line.split()
+        try:
+            ready = select.select([status_r] if twin is None else [status_r, twin], [], [], SPAWN_SECONDS)[0]
+            line = _read_line(status_r) if status_r in ready else b""
+            parts = line.split()
+            if twin is not None and (len(parts) != 3 or parts[0] != b"P") \
+                    and select.select([twin], [], [], TWIN_GRACE)[0]:
+                # the twin ended and reported no child: the request is lost with it (or its shepherd with it)
+                for fd in (event_r, out_r, status_r):
+                    os.close(fd)
+                self.status_fd = None
+                zygote().twin_gone()
+                raise _TwinGone
+        finally:
+            if twin is not None:
+                os.close(twin)
         if len(parts) != 3 or parts[0] != b"P":
             for fd in (event_r, out_r, status_r):
                 os.close(fd)

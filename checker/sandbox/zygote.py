@@ -43,7 +43,7 @@ from checker.sandbox.hardening import PR_SET_PDEATHSIG, _prctl, _unshare
 
 READY = b"R"
 TWIN_READY = b"T"
-"""What the twin says on its own socket once it serves."""
+"""What the twin says on its own socket once it serves, followed by its pid (kata watches it by a pidfd)."""
 SPAWN = b"F"
 WARM = b"W"
 """``W`` + a JSON object ``{"early": [...], "late": [...]}``: the preloads registered after the zygote was started; it
@@ -124,6 +124,8 @@ class Zygote:
         self.twin: socket.socket | None = None
         """The parent's end of the early twin's socket; None once the twin is known to be gone (or never was)."""
         self.twin_ready = False
+        self.twin_pidfd: int | None = None
+        """A pidfd of the twin once it serves: readable when it is gone."""
         self.errors: Any = None
         self.lock = threading.Lock()
         self.given: list[str] = []
@@ -211,6 +213,9 @@ class Zygote:
         if self.twin is not None:
             self.twin.close()
             self.twin = None
+        if self.twin_pidfd is not None:
+            os.close(self.twin_pidfd)
+            self.twin_pidfd = None
         self.twin_ready = False
 
     def _wait_ready(self, timeout: float = START_SECONDS) -> bool:
@@ -257,10 +262,15 @@ class Zygote:
         readable = select.select(waiting, [], [], START_SECONDS)[0]
         if self.twin in readable:
             try:
-                message = self.twin.recv(16)
+                message = self.twin.recv(32)
             except OSError:
                 message = b""
-            if message == TWIN_READY:
+            if message[:1] == TWIN_READY and message[1:].isdigit():
+                try:
+                    self.twin_pidfd = os.pidfd_open(int(message[1:]))
+                except OSError:  # gone already (or no pidfds): the zygote forks every job
+                    self._drop_twin()
+                    return False
                 self.twin_ready = True
                 return True
         self._drop_twin()
@@ -275,16 +285,19 @@ class Zygote:
         self.errors.seek(0)
         return self.errors.read().decode("utf-8", "replace")[-4000:].strip()
 
-    def spawn(self, spec: bytes, fds: list[int], new_pid_namespace: bool, early: bool = False) -> None:
+    def spawn(self, spec: bytes, fds: list[int], new_pid_namespace: bool, early: bool = False) -> int | None:
         """Have the zygote fork a child reading ``spec``; ``fds``: its event, output and status write ends.
-        ``early``: the job needs nothing warmed late, so its child is forked from the twin while it serves."""
+        ``early``: the job needs nothing warmed late, so its child is forked from the twin while it serves.
+        Returns, when the twin was asked, a pidfd of the twin (the caller's to close): readable if the twin ends
+        before it reports the child, so the caller can ask again (``twin_gone``); else None."""
         for attempt in range(2):
             self.start()
             with self.lock:
                 if early and not self.ready and self._twin_serving():
+                    assert self.twin is not None and self.twin_pidfd is not None
                     try:
                         self._send(self.twin, spec, fds, new_pid_namespace)
-                        return
+                        return os.dup(self.twin_pidfd)
                     except OSError:
                         self._drop_twin()  # the zygote itself forks it
                 try:
@@ -292,11 +305,16 @@ class Zygote:
                         self._wait_ready()
                     assert self.sock is not None
                     self._send(self.sock, spec, fds, new_pid_namespace)
-                    return
+                    return None
                 except (OSError, ZygoteError) as exc:
                     self._close()
                     if attempt or isinstance(exc, ZygoteError):
                         raise ZygoteError(str(exc)) from None
+
+    def twin_gone(self) -> None:
+        """The twin ended (a caller saw its pidfd): from now on the zygote forks every job."""
+        with self.lock:
+            self._drop_twin()
 
     @staticmethod
     def _send(sock: socket.socket, spec: bytes, fds: list[int], new_pid_namespace: bool) -> None:
@@ -407,7 +425,7 @@ def _fork_twin(sock: socket.socket, twin_fd: int) -> None:
         try:
             sock.close()
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # gone with the zygote
-            _serve(socket.socket(fileno=twin_fd), TWIN_READY)
+            _serve(socket.socket(fileno=twin_fd), TWIN_READY + str(os.getpid()).encode())
         except BaseException:
             code = 1
         os._exit(code)
