@@ -260,3 +260,17 @@ def test_early_and_late_reference_answers_come_from_two_processes_and_both_count
     [report] = grade([Submission(broken, "loop.py")], lab, check_ids=ids, early=True)
     by_id = {c.id: c for c in report.checks}
     assert by_id["reference.make_data"].status == "fail", by_id["reference.make_data"].message
+
+
+def test_kata_check_splits_early_checks_only_while_the_zygote_warms(lab, monkeypatch):
+    """``grade_one`` (kata check, kata watch) runs the early checks apart only when the zygote is still warming:
+    a warm zygote (a watch after its first run) gains nothing from it and would pay for two more children."""
+    from checker.grade import grading
+
+    seen = []
+    real = grading.grade
+    monkeypatch.setattr(grading, "grade", lambda *a, **k: seen.append(k["early"]) or real(*a, **k))
+    _fresh_zygote()
+    cold = grading.grade_one(REFERENCE, "loop.py", lab, check_ids=["data.lesson", "steps.per_batch"])
+    warm = grading.grade_one(REFERENCE, "loop.py", lab, check_ids=["data.lesson", "steps.per_batch"])
+    assert seen == [True, False] and cold.passed and warm.passed

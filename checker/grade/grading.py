@@ -32,7 +32,7 @@ from checker.grade.worker import LOAD_TIMEOUT as LOAD_SECONDS
 from checker.grade.worker import draw_index
 from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised, Start, Tampered
 from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
-from checker.sandbox.zygote import Task
+from checker.sandbox.zygote import Task, zygote
 from checker.setting.draws import Draw
 from checker.setting.tracks import hidden_paths, shared_files, submission_folders
 
@@ -636,8 +636,9 @@ def grade(
 
 def grade_one(source: str, filename: str, lab, **kwargs: Any) -> Report:
     kwargs.setdefault("split", kwargs.get("workers", 2))
-    # the early checks first, in a child forked while the zygote still warms (on the core its import leaves idle)
-    kwargs.setdefault("early", True)
+    # the early checks first, in a child forked while the zygote still warms (on the core its import leaves idle);
+    # a zygote already warm (`kata watch` after its first run) gains nothing from it, and two more children cost
+    kwargs.setdefault("early", not zygote().ready_now())
     # the reference process runs beside the file's own children (and the early child, should it outlast the warming)
     kwargs.setdefault("workers", kwargs["split"] + 1 + int(kwargs["early"]))
     return grade([Submission(source, filename)], lab, **kwargs)[0]
