@@ -166,33 +166,18 @@ def test_early_jobs_still_run_when_the_twin_is_gone(lab, wait):
     import signal
     import time
 
+    from checker.sandbox.hardening import _proc_table
+
     z = _fresh_zygote()
     assert z._twin_serving()
-    twin = next(int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == z.pid)
+    twin = next(pid for pid, (ppid, _, _) in _proc_table().items() if ppid == z.pid)
     os.kill(twin, signal.SIGKILL)
-    if wait:
-        while _ppid(twin) == z.pid and not _zombie(twin):  # gone: it has exited, its descriptors closed
-            time.sleep(0.01)
+    # gone: it has exited (a zombie until the zygote reaps it), its descriptors closed
+    while wait and _proc_table().get(twin, (0, 0, "Z"))[2] != "Z":
+        time.sleep(0.01)
     [outcome] = run_jobs([Job(Task("tests.zygote_probe:lineage"), Limits(step_timeout=120, harden=False),
                               early=True)], workers=1)
     assert _measured(outcome)["forker"] == z.pid
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
-def _ppid(pid: int) -> int | None:
-    try:
-        from tests.zygote_probe import _parent_of
-
-        return _parent_of(pid)
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 EARLY_PROBE = """

@@ -49,11 +49,6 @@ def scan(pairs: list[tuple[bytes, bytes]], own: str):
     return target
 
 
-def _parent_of(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as fh:
-        return int(fh.read().rsplit(")", 1)[1].split()[1])
-
-
 def lineage():
     """Who forked this child (its shepherd's parent: the zygote or its early twin), and whether torch._dynamo is
     in it. Run without a PID namespace (``harden=False``), so the pids are the host's."""
@@ -62,9 +57,11 @@ def lineage():
         import os
         import sys
 
+        from checker.sandbox.hardening import _proc_table
+
         shepherd = os.getppid()
         rep.send({"event": "measured", "check": "probe", "measured": {
-            "forker": _parent_of(shepherd), "dynamo": "torch._dynamo" in sys.modules}})
+            "forker": _proc_table()[shepherd][0], "dynamo": "torch._dynamo" in sys.modules}})
 
     return target
 

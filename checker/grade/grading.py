@@ -257,7 +257,7 @@ class _ReferenceBatch:
         self.early = early
         self.current: _ReferenceRun | None = None
         self.closed: set[int] = set()
-        """The runs (their index) this process is done with."""
+        """The runs (their ``id``: each is held in ``runs``) this process is done with."""
 
     def ids(self, run: _ReferenceRun) -> list[str]:
         return [c for c in run.ids if self.early is None or REGISTRY[c].early == self.early]
@@ -419,10 +419,9 @@ class _Grader:
     def _reference_done(self, run: _ReferenceRun, why: str, batch: _ReferenceBatch) -> None:
         """``batch``'s process is done with ``run`` (``why``: what its unanswered checks say); the run is done
         when every process answering it is."""
-        index = next(i for i, r in enumerate(batch.runs) if r is run)
-        if run.done or index in batch.closed:
+        if run.done or id(run) in batch.closed:
             return
-        batch.closed.add(index)
+        batch.closed.add(id(run))
         for cid in batch.ids(run):
             if cid not in run.answers:
                 run.failures.setdefault(cid, why)
