@@ -109,15 +109,15 @@ def test_make_model_judge():
 
 def test_make_optimizer_judge_compares_every_setting_but_implementation_flags():
     sgd = {"name": "sgd", "lr": 0.05, "class": "SGD",
-           "groups": [{"lr": 0.05, "momentum": 0.0, "dampening": 0.0, "nesterov": False, "weight_decay": 0.0}]}
+           "per_param": [{"lr": 0.05, "momentum": 0.0, "dampening": 0.0, "nesterov": False, "weight_decay": 0.0}]}
     adam = {"name": "adam", "lr": 0.003, "class": "Adam",
-            "groups": [{"lr": 0.003, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.0, "amsgrad": False}]}
+            "per_param": [{"lr": 0.003, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.0, "amsgrad": False}]}
     want = {"rows": [sgd, adam]}
     assert judge("reference.make_optimizer", want, want)[0].passed
-    mine = {"rows": [sgd, {**adam, "groups": [{**adam["groups"][0], "betas": [0.8, 0.99]}]}]}
+    mine = {"rows": [sgd, {**adam, "per_param": [{**adam["per_param"][0], "betas": [0.8, 0.99]}]}]}
     v, en, es = judge("reference.make_optimizer", mine, want)
     assert 'name="adam", lr=0.003' in en and "betas is (0.8, 0.99); the reference's is (0.9, 0.999)" in en
-    mine = {"rows": [{**sgd, "groups": [{**sgd["groups"][0], "nesterov": True}]}, adam]}
+    mine = {"rows": [{**sgd, "per_param": [{**sgd["per_param"][0], "nesterov": True}]}, adam]}
     v, en, _ = judge("reference.make_optimizer", mine, want)
     assert not v.passed and "nesterov is True" in en
     v, en, _ = judge("reference.make_optimizer", {"rows": [sgd, {**adam, "class": "AdamW"}]}, want)
@@ -125,13 +125,35 @@ def test_make_optimizer_judge_compares_every_setting_but_implementation_flags():
     assert ref.IMPLEMENTATION_FLAGS == {"foreach", "fused", "capturable", "differentiable"}
 
 
+def test_make_optimizer_figures_are_per_parameter_so_groups_with_equal_settings_are_the_same_optimizer():
+    """One parameter group, or one per layer with the same settings, update alike: the figures (``_settings``) are
+    the same. A group with another setting, or a parameter left out, still shows."""
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))
+    one = ref._settings(torch.optim.SGD(model.parameters(), lr=0.1), model)
+    per_layer = ref._settings(torch.optim.SGD([{"params": model[0].parameters()}, {"params": model[2].parameters()}],
+                                              lr=0.1), model)
+    assert one == per_layer and len(one["per_param"]) == 4 and one["holds_the_model"]
+    decayed = ref._settings(torch.optim.SGD([{"params": model[0].parameters()},
+                                             {"params": model[2].parameters(), "weight_decay": 0.01}], lr=0.1), model)
+    assert decayed != one and decayed["per_param"][2]["weight_decay"] == 0.01
+    v, en, _ = judge("reference.make_optimizer", {"rows": [{"name": "sgd", "lr": 0.1, **decayed}]},
+                     {"rows": [{"name": "sgd", "lr": 0.1, **one}]})
+    assert not v.passed and "weight_decay is 0.01" in en
+    partial = ref._settings(torch.optim.SGD(model[0].parameters(), lr=0.1), model)
+    assert partial["per_param"][2:] == [None, None] and not partial["holds_the_model"]
+
+
 def _train_answers(weights_delta: float = 0.0, loss: float = 0.5, checker_ok: bool = True) -> tuple[dict, dict]:
     d = TrainDraw(optimizer="adam", lr=0.01, batch_size=20, loader_seed=3, model_seed=4, epochs=1,
                   scheduler=None, step_size=1, gamma=0.5, clip=0.3).__dict__
-    adam = {"class": "Adam", "groups": [{"lr": 0.01, "betas": [0.9, 0.999], "weight_decay": 0.0}]}
+    adam = {"class": "Adam", "per_param": [{"lr": 0.01, "betas": [0.9, 0.999], "weight_decay": 0.0}]}
     want = {"draw": d, "loss": 0.5, "weights": [[[2], [1.0, 2.0]]], "optimizer": adam}
     mine = {"draw": d, "loss": loss, "weights": [[[2], [1.0, 2.0 + weights_delta]]],
-            "optimizer": adam if checker_ok else {**adam, "groups": [{**adam["groups"][0], "weight_decay": 0.01}]}}
+            "optimizer": adam if checker_ok
+            else {**adam, "per_param": [{**adam["per_param"][0], "weight_decay": 0.01}]}}
     return mine, want
 
 
