@@ -2,6 +2,9 @@
 
 The same battery runs with the model and batches on the GPU; memory.graphs also reads
 torch.cuda.memory_allocated() at every epoch's start, and device.moved checks tensors' devices.
+First run on a GPU (an H200, torch 2.11) on 2026-12-04; what it found is fixed and tested on the CPU too
+(tests/test_zygote.py: the zygote's warm-up runs no backward where torch has CUDA, a GPU job's memory cap is
+on data, an early job outlives the twin's dismissal).
 """
 
 from __future__ import annotations
@@ -13,9 +16,13 @@ import torch
 
 from checker.catalogue.mutants import mutant_source
 from checker.cli import main
-from tests.conftest import REFERENCE
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+REFERENCES = {"moons": ROOT / "solutions" / "loop.py",
+              "three-classes": ROOT / "solutions" / "three-classes" / "loop.py",
+              "data-pipeline": ROOT / "solutions" / "data-pipeline" / "loop.py"}
 
 
 def check_json(runner, path, *extra):
@@ -23,30 +30,34 @@ def check_json(runner, path, *extra):
     return result.exit_code, json.loads(result.output)
 
 
-def test_reference_passes_every_check_on_cuda(runner):
-    code, report = check_json(runner, REFERENCE)
+@pytest.mark.parametrize("track", sorted(REFERENCES))
+def test_each_reference_passes_every_check_on_cuda(runner, track):
+    code, report = check_json(runner, REFERENCES[track], "--track", track)
     assert code == 0, [c for c in report["checks"] if c["status"] != "pass"]
-    memory = next(c for c in report["checks"] if c["id"] == "memory.graphs")
-    starts = memory["measured"]["cuda_at_start"]
-    # epoch 1 starts before gradients and the cuBLAS workspace exist; from epoch 2 on, memory stays flat
-    assert starts and len(starts) > 2 and max(starts[1:]) == min(starts[1:])
+    assert report["isolation"] == "full"
+    memory = next((c for c in report["checks"] if c["id"] == "memory.graphs"), None)
+    if memory is not None:
+        starts = memory["measured"]["cuda_at_start"]
+        # from epoch 2 on (gradients and optimizer state exist), the memory held at an epoch's start never grows
+        assert starts and len(starts) > 2 and all(later <= starts[1] for later in starts[2:]), starts
 
 
 @pytest.mark.parametrize(
-    "mutant, check",
-    [("to-device-dropped", "device.moved"), ("labels-not-moved", "device.moved"),
-     ("loss-tensor-kept", "memory.graphs"), ("no-grad-missing", "modes.eval")],
+    "mutant, check, words",
+    [("to-device-dropped", "device.moved", "inputs"), ("labels-not-moved", "device.moved", "labels"),
+     ("loss-tensor-kept", "memory.graphs", "graph"), ("no-grad-missing", "modes.eval", "graph")],
 )
-def test_mutants_are_killed_on_cuda(runner, tmp_path, mutant, check):
+def test_mutants_are_killed_on_cuda_for_their_reason(runner, tmp_path, mutant, check, words):
     path = tmp_path / f"{mutant}.py"
     path.write_text(mutant_source(mutant))
     code, report = check_json(runner, path, "--only", check)
     assert code == 1
-    assert report["checks"][0]["status"] in ("fail", "error")
+    [result] = report["checks"]
+    assert result["status"] == "fail" and words in result["message"], result
 
 
 def test_kata_run_on_cuda_matches_cpu(runner):
-    args = ["run", str(REFERENCE), "--epochs", "5", "--json"]
+    args = ["run", str(REFERENCES["moons"]), "--epochs", "5", "--json"]
     gpu = json.loads(runner.invoke(main, [*args, "--device", "cuda"]).output)
     cpu = json.loads(runner.invoke(main, args).output)
     for g, c in zip(gpu, cpu, strict=True):

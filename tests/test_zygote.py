@@ -157,6 +157,37 @@ def test_an_early_child_that_builds_an_optimizer_still_works_and_changes_no_watc
     assert report.error is None and report.passed, (report.error, [c.message for c in report.checks])
 
 
+def test_an_early_job_outlives_the_twin_dismissed_while_it_runs(lab, tmp_path):
+    """The zygote becomes ready (and dismisses its twin) while an early job forked by the twin still runs: the job
+    goes on to its end and reports. (The twin used to end at once, and its shepherds with it, by
+    PR_SET_PDEATHSIG: the job was killed. On a GPU, where a child's CUDA start outlasts the zygote's warm-up,
+    that cost a check of every data-pipeline run.)"""
+    import threading
+    import time
+
+    z = _fresh_zygote()
+    started, go = tmp_path / "started", tmp_path / "go"
+    outcomes = []
+    runner = threading.Thread(target=lambda: outcomes.extend(run_jobs(
+        [Job(Task("tests.zygote_probe:hold", (str(started), str(go))), Limits(step_timeout=120, harden=False),
+             early=True)], workers=1)))
+    runner.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert started.exists()
+        while not z.ready_now():  # ready: the twin is dismissed now, with the job still running
+            time.sleep(0.02)
+        assert z.twin is None
+    finally:
+        go.write_text("1")
+        runner.join(120)
+    [outcome] = outcomes
+    measured = _measured(outcome)
+    assert measured["go"] and measured["forker"] != z.pid  # forked by the twin, and it reported
+
+
 @pytest.mark.parametrize("wait", [True, False], ids=["gone", "dying"])
 def test_early_jobs_still_run_when_the_twin_is_gone(lab, wait):
     """A twin that died (or was never forked) costs nothing but time: the zygote forks the early job itself. So
@@ -259,3 +290,34 @@ def test_kata_check_splits_early_checks_only_while_the_zygote_warms(lab, monkeyp
     cold = grading.grade_one(REFERENCE, "loop.py", lab, check_ids=["data.lesson", "steps.per_batch"])
     warm = grading.grade_one(REFERENCE, "loop.py", lab, check_ids=["data.lesson", "steps.per_batch"])
     assert seen == [True, False] and cold.passed and warm.passed
+
+
+def test_a_gpu_job_caps_its_data_not_its_address_space():
+    """CUDA reserves address space far beyond any cap when it starts (under RLIMIT_AS it fails: "out of
+    memory", seen on an H200): a job that may use a GPU is capped on its data instead, and the cap still holds
+    (4 GiB refused); a CPU job keeps the address-space cap."""
+    import resource
+
+    inherited_as = resource.getrlimit(resource.RLIMIT_AS)[0]
+    jobs = [Job(Task("tests.zygote_probe:limits"), Limits(step_timeout=60, harden=False, gpu=gpu))
+            for gpu in (False, True)]
+    cpu, gpu = (_measured(o) for o in run_jobs(jobs, workers=2))
+    assert cpu["as"] != resource.RLIM_INFINITY and cpu["refused"]
+    assert gpu["as"] == inherited_as and gpu["data"] != resource.RLIM_INFINITY and gpu["refused"]
+
+
+def test_a_zygote_warmed_as_on_a_gpu_machine_runs_no_backward_and_grades_the_reference(lab, monkeypatch):
+    """Where torch was built for CUDA, the zygote's warm-up runs no backward pass (autograd's first backward counts
+    the CUDA devices, which initialises CUDA: every forked child then fails with "CUDA error: initialization
+    error", seen on an H200). A zygote warmed that way, every backward refused, still grades the reference as
+    passing: the children's own first backward sets up what the warm-up left, and the tamper guard accepts it."""
+    from checker.sandbox import zygote as zygote_module
+
+    monkeypatch.setattr(zygote_module, "_LATE", ["tests.zygote_probe:warm_as_on_gpu"])
+    z = _fresh_zygote()
+    try:
+        [report] = grade([Submission(REFERENCE, "loop.py")], lab)
+        assert report.error is None and report.passed, [(c.id, c.message) for c in report.checks
+                                                        if str(c.status) != "pass"]
+    finally:
+        z.stop()  # the next test starts a zygote warmed as usual

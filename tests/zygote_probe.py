@@ -79,3 +79,64 @@ def build_optimizer():
         rep.send({"event": "measured", "check": "probe", "measured": {"before": before}})
 
     return target
+
+
+def hold(started: str, go: str):
+    """Writes ``started``, waits (up to a minute) for ``go`` to exist, then reports who forked it: a job still
+    running while the test makes the zygote ready (so dismisses its twin)."""
+
+    def target(rep) -> None:
+        import os
+        import time
+
+        from checker.sandbox.hardening import _proc_table
+
+        with open(started, "w") as fh:
+            fh.write("1")
+        deadline = time.monotonic() + 60
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        rep.send({"event": "measured", "check": "probe", "measured": {
+            "forker": _proc_table()[os.getppid()][0], "go": os.path.exists(go)}})
+
+    return target
+
+
+def limits():
+    """The child's address-space and data caps, and whether a 4 GiB allocation is refused."""
+
+    def target(rep) -> None:
+        import resource
+
+        try:
+            block = bytearray(4 * 1024**3)
+            refused = False
+            del block
+        except MemoryError:
+            refused = True
+        rep.send({"event": "measured", "check": "probe", "measured": {
+            "as": resource.getrlimit(resource.RLIMIT_AS)[0], "data": resource.getrlimit(resource.RLIMIT_DATA)[0],
+            "refused": refused}})
+
+    return target
+
+
+def warm_as_on_gpu() -> None:
+    """A zygote's late warm-up as on a machine whose torch was built for CUDA (``fork_sensitive``), with every
+    backward pass refused: it must run none (the first backward initialises CUDA, which no forked child could
+    then use)."""
+    import torch
+    import torch._dynamo  # noqa: F401
+
+    from checker.setting import lab
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a backward pass in the zygote")
+
+    saved = lab.fork_sensitive, torch.Tensor.backward, torch.autograd.backward
+    lab.fork_sensitive = lambda: True
+    torch.Tensor.backward = torch.autograd.backward = refuse
+    try:
+        lab.warm_up_torch()
+    finally:
+        lab.fork_sensitive, torch.Tensor.backward, torch.autograd.backward = saved

@@ -50,11 +50,29 @@ def moved(loop, lab) -> dict:
             return bool(event[tag_key])
         return event[device_key] is None or not event[device_key].startswith("cuda")
 
-    loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
-    marker = len(rig.tape.events)
-    loop.evaluate(rig.model, *rig.val, rig.loss_fn, device=rig.device)
-    parts = {"train_epoch": rig.tape.events[:marker], "evaluate": rig.tape.events[marker:]}
     out: dict = {"device": rig.device, "how": "tag" if on_cpu else "device"}
+
+    def call(where: str, run) -> bool:
+        """Run one protocol call; on a GPU, a forward pass or loss that fails because a tensor stayed behind is
+        the figure (which one, and torch's words), not an error. Whether the call finished."""
+        try:
+            run()
+            return True
+        except RuntimeError as exc:
+            if on_cpu or "device" not in str(exc):
+                raise
+            pending = rig.probe._pending if rig.probe is not None else []
+            inputs = any(not str(p.get("input_device")).startswith("cuda") for p in pending)
+            out["crashed"] = {"where": where, "what": "inputs" if inputs else "labels",
+                              "error": str(exc).splitlines()[0][:240]}
+            return False
+
+    finished = call("train_epoch", lambda: loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn,
+                                                            device=rig.device))
+    marker = len(rig.tape.events)
+    if finished:
+        call("evaluate", lambda: loop.evaluate(rig.model, *rig.val, rig.loss_fn, device=rig.device))
+    parts = {"train_epoch": rig.tape.events[:marker], "evaluate": rig.tape.events[marker:]}
     for where, events in parts.items():
         forwards = [e for e in events if e["kind"] == "forward"]
         losses = [e for e in events if e["kind"] == "loss"]
@@ -68,8 +86,22 @@ def moved(loop, lab) -> dict:
     return out
 
 
+MOVED_CRASHED = Message(
+    en="in {where}, the {what} of a batch stayed where the data came from instead of moving to device='{device}', "
+    "and the GPU refused them: {error}",
+    es="en {where}, {what_es} de un lote se quedaron donde estaban los datos en vez de moverse a device='{device}', "
+    "y la GPU los rechazó: {error}",
+)
+_WHAT_ES = {"inputs": "las entradas", "labels": "las etiquetas"}
+
+
 @moved.judge
 def _(m: dict):
+    crashed = m.get("crashed")
+    if crashed:
+        what = crashed["what"]
+        return failed(MOVED_CRASHED, where=crashed["where"], what=what, what_es=_WHAT_ES.get(what, what),
+                      device=m["device"], error=crashed["error"])
     train = m["train_epoch"]
     if not train["forwards"]:
         return failed(MOVED_NOTHING)

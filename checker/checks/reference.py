@@ -906,7 +906,8 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
     from checker.setting.instruments import BatchDataset, lesson_mlp, plain_number, recording_moves, tag
 
     device = _device(lab)
-    model = lesson_mlp(case.model_seed, device=lab.device, track=lab.track)
+    # at the defaults (no device=) the loop works on the protocol's default device, the CPU: the model is there
+    model = lesson_mlp(case.model_seed, device="cpu" if case.defaults else lab.device, track=lab.track)
     X, y = lab.data.X_train[:case.rows], lab.data.y_train[:case.rows]
     X_kept, y_kept, Xv_kept, yv_kept = X.clone(), y.clone(), lab.data.X_val.clone(), lab.data.y_val.clone()
     # the batches _loader gives, taken a whole batch at a time (a tagged tensor costs at every operation)
@@ -1157,7 +1158,8 @@ def _evaluate_case(loop, lab, seed: int, rows: int, *, default: bool) -> dict:
         X, y = X.repeat(times, *([1] * (X.dim() - 1))), y.repeat(times)
     X, y = X[:rows], y[:rows]
     X_before, y_before = X.clone(), y.clone()
-    model = lesson_mlp(seed, device=lab.device, track=lab.track)
+    # without device=, evaluate works where the protocol's default puts it: the model is there too
+    model = lesson_mlp(seed, device="cpu" if default else lab.device, track=lab.track)
     weights = _weights(model)
     watch = _Watch()
     hook = watch.model(model)

@@ -591,6 +591,8 @@ def grade(
     device = getattr(lab, "device", "cpu")
     ids = ordered_ids(check_ids, device=device, track=lab.track)
     limits = limits or Limits()
+    if device.startswith("cuda"):  # CUDA reserves address space beyond any cap: the cap is on data instead
+        limits = replace(limits, gpu=True)
     if limits.harden:  # kata's data, every track's reference and mutants, each submission's folder: not there
         folders = submission_folders([sub.filename for sub in submissions])
         limits = replace(limits, hide=tuple(dict.fromkeys([*(limits.hide or hidden_paths()), *folders])),

@@ -374,6 +374,11 @@ def _seconds(settings: RunSettings | TraceSettings) -> float:
     return settings.timeout or 60.0 + settings.epochs * 1.0
 
 
+def _on_gpu(settings: RunSettings | TraceSettings, lab) -> bool:
+    """Whether the run may use a GPU (its child's memory cap is then on data, not address space: ``Limits.gpu``)."""
+    return any(str(d).startswith("cuda") for d in (getattr(settings, "device", "cpu"), getattr(lab, "device", "cpu")))
+
+
 def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSettings | TraceSettings], lab,
             what: str = "run") -> list[dict[str, Any]]:
     """Run every (source, filename) with the settings at the same index, two children at a time.
@@ -384,7 +389,8 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
     hide = hidden_paths(submission_folders([name for _, name in sources]))
     shared = shared_files(lab.track if lab is not None else None)
     jobs = [Job(Task("checker.grade.runs:_target", (src, name, what, settings, lab)),
-                Limits(step_timeout=_seconds(settings), hide=hide, shared_files=shared), tag=i)
+                Limits(step_timeout=_seconds(settings), hide=hide, shared_files=shared, gpu=_on_gpu(settings, lab)),
+                tag=i)
             for i, ((src, name), settings) in enumerate(zip(sources, settings_list, strict=True))]
     found: dict[int, dict[str, Any]] = {}
     for outcome in run_jobs(jobs, workers=2):

@@ -48,7 +48,12 @@ class Limits:
     step_timeout: float = 60.0
     """Seconds a step may run (a step announces itself with a ``start`` event; it may ask for less)."""
     memory_bytes: int = 3 * 1024**3
-    """Address space a child may add to what it inherited."""
+    """Address space a child may add to what it inherited (its data segment where ``gpu`` is set)."""
+    gpu: bool = False
+    """The child may use a GPU. CUDA reserves address space far beyond any memory cap when it starts (with an
+    address-space cap it fails with "out of memory"), so such a child's cap is on its data (RLIMIT_DATA: heap
+    and private writable mappings) instead: looser (shared mappings are not counted), the GPU's own memory
+    never counted by either."""
     output_bytes: int = 16 * 1024
     """How much of the child's own printing is kept; the rest is counted and dropped."""
     harden: bool = True
@@ -180,6 +185,18 @@ def _virtual_size() -> int:
         return 0
 
 
+def _data_size() -> int:
+    """What RLIMIT_DATA counts of this process now (VmData), in bytes."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir: str | None,
                 identity: tuple[int, int] | None) -> None:
     """Runs in the forked child; never returns."""
@@ -202,8 +219,9 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
         if faulthandler.is_enabled():  # its crash dump, too, belongs in the captured output
             faulthandler.enable(file=sys.stderr)
         if job.limits.memory_bytes:
-            cap = _virtual_size() + job.limits.memory_bytes
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            which = resource.RLIMIT_DATA if job.limits.gpu else resource.RLIMIT_AS
+            cap = (_data_size() if job.limits.gpu else _virtual_size()) + job.limits.memory_bytes
+            resource.setrlimit(which, (cap, cap))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if job.limits.harden:
             from checker.sandbox import hardening

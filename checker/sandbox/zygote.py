@@ -54,8 +54,10 @@ CLONE_NEWPID = 0x20000000
 
 _ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "OMP_NUM_THREADS",
                 "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK",
-                "CUDA_VISIBLE_DEVICES", "PYTHONHASHSEED", "KATA_LANG", "TMPDIR")
-"""What the zygote (and so every child) keeps of kata's environment: nothing a launcher may keep secret."""
+                "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "PYTHONHASHSEED", "KATA_LANG",
+                "TMPDIR")
+"""What the zygote (and so every child) keeps of kata's environment: nothing a launcher may keep secret.
+LD_LIBRARY_PATH is where a GPU machine often keeps the driver's libcuda: without it a child finds no GPU."""
 
 _PRELOAD: list[str] = []
 """What a new zygote imports (``module``) or calls (``module:function``) once, in this order, before it forks
@@ -425,15 +427,19 @@ def _fork_twin(sock: socket.socket, twin_fd: int) -> None:
         try:
             sock.close()
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # gone with the zygote
-            _serve(socket.socket(fileno=twin_fd), TWIN_READY + str(os.getpid()).encode())
+            _serve(socket.socket(fileno=twin_fd), TWIN_READY + str(os.getpid()).encode(), linger=True)
         except BaseException:
             code = 1
         os._exit(code)
     os.close(twin_fd)
 
 
-def _serve(sock: socket.socket, ready: bytes) -> None:
-    """Say ``ready``, then fork a shepherd for every spawn request; never returns.
+def _serve(sock: socket.socket, ready: bytes, linger: bool = False) -> None:
+    """Say ``ready``, then fork a shepherd for every spawn request; never returns. ``linger`` (the twin): once
+    dismissed (its socket closed), wait for the shepherds it forked before ending, since each one, and so its
+    child, is killed when this process ends (PR_SET_PDEATHSIG): a job still running when the zygote became
+    ready would otherwise be lost (seen on a GPU, where a child's CUDA start alone outlasts the zygote's
+    warm-up). The zygote itself ends at once: kata is gone.
 
     Everything warmed so far is frozen out of the cyclic garbage collector first (``gc.freeze``): a child's
     collections then never walk the hundreds of thousands of objects torch and scikit-learn left here, which
@@ -447,8 +453,10 @@ def _serve(sock: socket.socket, ready: bytes) -> None:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 16, 8)
         except OSError:
-            os._exit(0)
-        if not message:  # kata is gone
+            message, fds = b"", []
+        if not message:  # kata is gone (or, for the twin, done with it)
+            if linger:
+                _wait_for_shepherds()
             os._exit(0)
         if message[:1] != SPAWN or len(fds) != 4:
             for f in fds:
@@ -465,6 +473,18 @@ def _serve(sock: socket.socket, ready: bytes) -> None:
             os._exit(code)
         for f in fds:
             os.close(f)
+
+
+def _wait_for_shepherds() -> None:
+    """Block until every child of this process has ended (SIGCHLD is ignored here, so the kernel reaps them and
+    wait() returns only once none is left)."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
 
 
 def _shepherd(fds: list[int], new_pid_namespace: bool) -> None:

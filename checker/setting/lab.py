@@ -27,28 +27,68 @@ from checker.setting.tracks import (
 )
 
 
+def _without_capture_check(optimizer):
+    """``optimizer`` with its CUDA-graph capture check turned off (on this instance only). Adam's step() asks
+    whether the current CUDA stream is capturing, and that question initialises CUDA where torch has it and a
+    GPU is there: in the zygote, it would leave every forked child unable to use the GPU ("CUDA error:
+    initialization error"). The warm-up runs on the CPU and captures nothing; the learner's own optimizers, in
+    the children, keep the check. (The method's name changed in torch 2.10: both are set.)"""
+    optimizer._accelerator_graph_capture_health_check = _no_check
+    optimizer._cuda_graph_capture_health_check = _no_check
+    return optimizer
+
+
+def _no_check() -> None:
+    return None
+
+
+def fork_sensitive() -> bool:
+    """Whether this torch was built for an accelerator (CUDA, ROCm, ...), asked without initialising it.
+
+    Then the zygote must not run a backward pass: autograd's engine, on its first backward, counts the devices of
+    every kind torch was built for, and counting CUDA devices initialises CUDA, after which no forked child can
+    use the GPU ("CUDA error: initialization error"). Seen on an H200 with torch 2.11."""
+    import torch
+
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "current_accelerator"):
+        return accelerator.current_accelerator() is not None  # compile-time answer: does not poison fork
+    return torch.backends.cuda.is_built()
+
+
 def warm_up_torch() -> None:
     """Exercise once what torch sets up lazily on first use (optimizer step wrappers, seeding).
 
     Done in the parent before forking: children start warm, and the tamper guard's snapshot
-    sees torch's own lazy patching as already done.
+    sees torch's own lazy patching as already done. Where torch was built for an accelerator
+    (``fork_sensitive``), without any backward pass: the gradients are set by hand, and each child runs its
+    own first backward (the guard accepts what that sets up).
     """
     import torch
     from torch import nn
 
+    backward = not fork_sensitive()
     torch.set_num_threads(1)
     state = torch.random.get_rng_state()
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2), nn.Dropout(0.1))
     loss_fn = nn.CrossEntropyLoss()
+
+    def gradients(loss) -> None:
+        if backward:
+            loss.backward()
+        else:
+            for p in model.parameters():
+                p.grad = torch.full_like(p, 0.01)
+
     for cls in (torch.optim.SGD, torch.optim.Adam):
-        optimizer = cls(model.parameters(), lr=0.1)
+        optimizer = _without_capture_check(cls(model.parameters(), lr=0.1))
         for sched in (
             torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5),
             torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=3),
         ):
             optimizer.zero_grad()
-            loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)).backward()
+            gradients(loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)))
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             sched.step()
@@ -58,12 +98,12 @@ def warm_up_torch() -> None:
 
     tape = Tape()
     for cls in (RecordingSGD, RecordingAdam):
-        optimizer = cls(model.parameters(), lr=0.1, tape=tape, model=model)
+        optimizer = _without_capture_check(cls(model.parameters(), lr=0.1, tape=tape, model=model))
         schedulers = (RecordingStepLR(optimizer, step_size=10, gamma=0.5, tape=tape),
                       RecordingCosineLR(optimizer, T_max=3, tape=tape))
         for sched in schedulers:
             optimizer.zero_grad()
-            loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)).backward()
+            gradients(loss_fn(model(torch.zeros(2, 2)), torch.zeros(2, dtype=torch.int64)))
             optimizer.step()
             sched.step()
     # tagged tensors (checker.setting.instruments.HostTensor) dispatch through Python on first use of each op:
@@ -77,7 +117,7 @@ def warm_up_torch() -> None:
         for dataset, collate in ((BatchDataset(tag(X), tag(y)), list), (TensorDataset(tag(X), tag(y)), None)):
             for xb, yb in DataLoader(dataset, batch_size=2, collate_fn=collate):
                 model.train()
-                loss_fn(model(xb.to("cpu")), yb.to("cpu")).backward()
+                gradients(loss_fn(model(xb.to("cpu")), yb.to("cpu")))
                 model.eval()
                 with torch.no_grad():
                     logits = model(torch.cat([tag(X), xb]).to(None))
