@@ -16,13 +16,11 @@ import torch
 
 from checker.catalogue.mutants import mutant_source
 from checker.cli import main
-from tests.conftest import ROOT
+from checker.setting.tracks import get_track
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
-REFERENCES = {"moons": ROOT / "solutions" / "loop.py",
-              "three-classes": ROOT / "solutions" / "three-classes" / "loop.py",
-              "data-pipeline": ROOT / "solutions" / "data-pipeline" / "loop.py"}
+TRACKS = ["moons", "three-classes", "data-pipeline"]
 
 
 def check_json(runner, path, *extra):
@@ -30,9 +28,9 @@ def check_json(runner, path, *extra):
     return result.exit_code, json.loads(result.output)
 
 
-@pytest.mark.parametrize("track", sorted(REFERENCES))
+@pytest.mark.parametrize("track", TRACKS)
 def test_each_reference_passes_every_check_on_cuda(runner, track):
-    code, report = check_json(runner, REFERENCES[track], "--track", track)
+    code, report = check_json(runner, get_track(track).reference, "--track", track)
     assert code == 0, [c for c in report["checks"] if c["status"] != "pass"]
     assert report["isolation"] == "full"
     memory = next((c for c in report["checks"] if c["id"] == "memory.graphs"), None)
@@ -57,7 +55,7 @@ def test_mutants_are_killed_on_cuda_for_their_reason(runner, tmp_path, mutant, c
 
 
 def test_kata_run_on_cuda_matches_cpu(runner):
-    args = ["run", str(REFERENCES["moons"]), "--epochs", "5", "--json"]
+    args = ["run", str(get_track("moons").reference), "--epochs", "5", "--json"]
     gpu = json.loads(runner.invoke(main, [*args, "--device", "cuda"]).output)
     cpu = json.loads(runner.invoke(main, args).output)
     for g, c in zip(gpu, cpu, strict=True):

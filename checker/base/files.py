@@ -6,16 +6,15 @@ import os
 import tempfile
 from pathlib import Path
 
+from checker.base.proc import proc_status
+
 
 def current_umask() -> int:
     """The process's umask, read without changing it where Linux says it (``/proc/self/status``), else by
     setting and restoring it."""
     try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
+        return int(proc_status()["Umask"], 8)
+    except (KeyError, ValueError):
         pass
     mask = os.umask(0o022)
     os.umask(mask)

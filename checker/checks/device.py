@@ -61,8 +61,8 @@ def moved(loop, lab) -> dict:
         except RuntimeError as exc:
             if on_cpu or "device" not in str(exc):
                 raise
-            pending = rig.probe._pending if rig.probe is not None else []
-            inputs = any(not str(p.get("input_device")).startswith("cuda") for p in pending)
+            unfinished = rig.probe.unfinished() if rig.probe is not None else []
+            inputs = any(not str(device).startswith("cuda") for device in unfinished)
             out["crashed"] = {"where": where, "what": "inputs" if inputs else "labels",
                               "error": str(exc).splitlines()[0][:240]}
             return False

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from checker.base.paths import MUTANTS_DIR, SOLUTIONS_DIR
+from checker.base.proc import proc_status
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -684,14 +685,7 @@ def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[
 
 def _pid_depth() -> int:
     """How many PID namespaces deep this process is (the fields of NSpid in /proc/self/status)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("NSpid:"):
-                    return len(line.split()) - 1
-    except OSError:
-        pass
-    return 0
+    return len(proc_status().get("NSpid", "").split())
 
 
 _PID_DEPTH = _pid_depth()
@@ -730,14 +724,12 @@ def _drop_bounding() -> bool:
 def capabilities() -> dict[str, int]:
     """CapInh/CapPrm/CapEff/CapBnd/CapAmb of this process, from /proc/self/status."""
     caps = {}
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Cap"):
-                    name, _, value = line.partition(":")
-                    caps[name] = int(value.strip(), 16)
-    except (OSError, ValueError):
-        pass
+    for name, value in proc_status().items():
+        if name.startswith("Cap"):
+            try:
+                caps[name] = int(value, 16)
+            except ValueError:
+                break
     return caps
 
 

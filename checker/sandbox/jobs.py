@@ -30,6 +30,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from checker.base.proc import proc_status
 from checker.sandbox import hardening
 from checker.sandbox.events import MAX_EVENTS, MAX_LINE, Done, Event, LineBuffer, Malformed, Start, Tampered, parse
 from checker.sandbox.zygote import ChildSpec, Task, ZygoteError, preload, zygote
@@ -186,15 +187,11 @@ def _virtual_size() -> int:
 
 
 def _data_size() -> int:
-    """What RLIMIT_DATA counts of this process now (VmData), in bytes."""
+    """What RLIMIT_DATA counts of this process now (VmData, given in kB), in bytes."""
     try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmData:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+        return int(proc_status().get("VmData", "0 kB").split()[0]) * 1024
+    except (ValueError, IndexError):
+        return 0
 
 
 def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir: str | None,
@@ -219,8 +216,9 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
         if faulthandler.is_enabled():  # its crash dump, too, belongs in the captured output
             faulthandler.enable(file=sys.stderr)
         if job.limits.memory_bytes:
-            which = resource.RLIMIT_DATA if job.limits.gpu else resource.RLIMIT_AS
-            cap = (_data_size() if job.limits.gpu else _virtual_size()) + job.limits.memory_bytes
+            which, used = (resource.RLIMIT_DATA, _data_size()) if job.limits.gpu else \
+                (resource.RLIMIT_AS, _virtual_size())
+            cap = used + job.limits.memory_bytes
             resource.setrlimit(which, (cap, cap))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if job.limits.harden:

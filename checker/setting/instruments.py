@@ -411,6 +411,10 @@ class ForwardProbe:
         if self.tape.graphs is not None and not self.tape.muted and isinstance(output, torch.Tensor):
             self.tape.graphs.tag(output, "output")
 
+    def unfinished(self) -> list[str | None]:
+        """The input devices of the forward passes that started and did not finish (one raised)."""
+        return [info.get("input_device") for info in self._pending]
+
     def remove(self) -> None:
         for handle in self._handles:
             handle.remove()
