@@ -110,12 +110,31 @@ widths = [2, 8, 2]
     (("widths = [2, 8, 2]", "widths = [2, 0, 2]"), "field `widths` must be a non-empty list of whole numbers"),
     (("[model]", "colour = 3\n[model]"), "unknown field(s) `colour`"),
     (('id = "t"', 'id = "other"'), "the file is named t.toml"),
+    (("[model]", '[costs]\n"converge.adam" = 0\n[model]'), "'converge.adam' must be a number of milliseconds"),
+    (("[model]", '[costs]\n"steps.overfit" = "slow"\n[model]'), "'steps.overfit' must be a number of millis"),
+    (("[model]", '[costs]\n"steps.overfit" = true\n[model]'), "'steps.overfit' must be a number of millis"),
+    (("[model]", '[costs]\noverfit = 3\n[model]'), "'overfit' is not a check id"),
 ])
 def test_a_bad_track_file_is_named_with_its_field(tmp_path, change, expected):
     text = GOOD.format(id="t").replace(*change)
     with pytest.raises(TrackError, match=None) as info:
         parse_track(_write(tmp_path / "tracks" / "t.toml", text), tmp_path)
     assert expected in str(info.value) and "t.toml" in str(info.value)
+
+
+def test_a_costs_table_is_read_as_sorted_milliseconds_and_never_compared(tmp_path):
+    text = GOOD.format(id="t") + '[costs]\n"steps.overfit" = 211\n"converge.adam" = 190.5\n'
+    track = parse_track(_write(tmp_path / "tracks" / "t.toml", text), tmp_path)
+    assert track.costs == (("converge.adam", 190.5), ("steps.overfit", 211.0))
+    plain = parse_track(_write(tmp_path / "tracks" / "t.toml", GOOD.format(id="t")), tmp_path)
+    assert plain.costs == () and plain == track  # how checks are shared out is no part of the setting
+
+
+def test_each_shipped_track_costs_every_check_it_runs_and_only_those():
+    # measured by benchmarks/calibrate_costs.py on the track's reference: a check added or dropped without a new
+    # measurement would be shared out by a guess (`python benchmarks/calibrate_costs.py --track ID --write`)
+    for track in all_tracks().values():
+        assert set(dict(track.costs)) == set(ordered_ids(None, track=track)), track.id
 
 
 def test_kata_tracks_folders_add_tracks_and_refuse_a_duplicate(tmp_path, monkeypatch):
@@ -345,3 +364,42 @@ def test_a_file_of_another_track_is_graded_against_it_or_told_to_give_track(tmp_
     pipeline.write_text(get_track("data-pipeline").reference.read_text())
     proc = kata("--lang", "es", "check", str(pipeline), cwd=tmp_path)
     assert proc.returncode == 2 and "--track NOMBRE" in proc.stderr.splitlines()[0], proc.stderr
+
+
+def test_checks_are_shared_out_by_the_tracks_measured_costs():
+    from checker.grade.grading import split_checks
+
+    ids = ["steps.overfit", "schedule.step", "schedule.cosine", "converge.adam"]
+    # by what the checks declare (moons): Adam alone is the longest, so it goes with the shortest
+    by_declared = sorted(map(sorted, split_checks(ids, 2)))
+    assert by_declared == [["converge.adam", "schedule.cosine"], ["schedule.step", "steps.overfit"]]
+    # a track where the schedules are the long ones: each goes with one of the short ones, every group keeping
+    # the catalogue's order
+    costs = {"steps.overfit": 10, "converge.adam": 10, "schedule.step": 300, "schedule.cosine": 290}
+    groups = split_checks(ids, 2, costs)
+    assert sorted(map(sorted, groups)) == [["converge.adam", "schedule.step"], ["schedule.cosine", "steps.overfit"]]
+    assert all(g == [c for c in ids if c in g] for g in groups)
+    # the shipped three-classes table ends its two late groups within 5% of each other
+    track = get_track("three-classes")
+    late = [c for c in ordered_ids(None, track=track) if not REGISTRY[c].early]
+    loads = [sum(dict(track.costs)[c] for c in g) for g in split_checks(late, 2, dict(track.costs))]
+    assert len(loads) == 2 and max(loads) <= 1.05 * min(loads), loads
+
+
+def test_calibrate_costs_replaces_only_the_costs_table(tmp_path):
+    from benchmarks.calibrate_costs import costs_table, with_costs
+
+    table = costs_table({"steps.overfit": 211, "converge.adam": 190}, runs=3)
+    assert table.splitlines()[0] == "[costs]" and table.splitlines()[-2:] == ['"converge.adam" = 190',
+                                                                            '"steps.overfit" = 211']
+    plain = GOOD.format(id="t")
+    added = with_costs(plain, table)
+    assert added.startswith(plain) and added.endswith(table)
+    again = with_costs(added, costs_table({"steps.overfit": 5}, runs=1))
+    assert again.startswith(plain) and '"converge.adam"' not in again and again.count("[costs]") == 1
+    # a table in the middle: the tables after it stay, and the result parses as the track it was
+    middle = plain.replace("[model]", '[costs]\n"steps.overfit" = 9\n\n[model]')
+    replaced = with_costs(middle, table)
+    assert "[model]\nwidths = [2, 8, 2]" in replaced and '"steps.overfit" = 9' not in replaced
+    track = parse_track(_write(tmp_path / "tracks" / "t.toml", replaced), tmp_path)
+    assert dict(track.costs) == {"steps.overfit": 211.0, "converge.adam": 190.0} and track.model.widths == (2, 8, 2)

@@ -53,8 +53,9 @@ class Check:
     title: Message
     measure: Callable[[Any, Any], dict]
     judge: Callable[[dict], Verdict]
-    cost: float = 1.0
-    """Relative run time on the reference, used to share checks between workers."""
+    cost: float = 10.0
+    """About how many milliseconds the measure takes on the moons reference, on one core: how ``kata check``
+    shares checks between its processes (a track's [costs] table, measured on its own reference, overrides it)."""
     timeout: float = 30.0
     """Seconds the measure may take before the child is killed."""
     devices: tuple[str, ...] = ("cpu", "cuda")
@@ -117,7 +118,7 @@ class _Pending:
 
 
 def check(
-    id: str, *, family: str, title: Message, cost: float = 1.0, timeout: float = 30.0,
+    id: str, *, family: str, title: Message, cost: float = 10.0, timeout: float = 30.0,
     devices: tuple[str, ...] = ("cpu", "cuda"), reference: bool = False, calls: tuple[str, ...] = (),
     protocol: str = "v1", early: bool = False,
 ) -> Callable[[Callable], _Pending]:

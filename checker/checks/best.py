@@ -148,7 +148,7 @@ BEST_FORM = Message(
 BEST_CLASS = Message(en="{detail} [{label}]", es="{detail} [{label}]")
 
 
-@check("best.best_epoch", early=True, family="best", calls=("best_epoch",), protocol="best", title=BEST_TITLE, cost=0.1,
+@check("best.best_epoch", early=True, family="best", calls=("best_epoch",), protocol="best", title=BEST_TITLE, cost=1,
        timeout=20.0, reference=True)
 def best_epoch(loop, lab) -> dict:
     seed = lab.draw.evaluate_seed
@@ -307,7 +307,7 @@ def _shape_problem(m: dict, epochs: int) -> Any:
     return None
 
 
-@check("best.restores", family="best", calls=("fit_best",), protocol="best", title=RESTORE_TITLE, cost=1.8,
+@check("best.restores", family="best", calls=("fit_best",), protocol="best", title=RESTORE_TITLE, cost=18,
        timeout=30.0)
 def restores(loop, lab) -> dict:
     return _run_fit_best(loop, lab, optimizer="sgd", lr=RESTORE_LR, epochs=RESTORE_EPOCHS)
@@ -373,7 +373,7 @@ HISTORY_ACC = Message(
 )
 
 
-@check("best.history", family="best", calls=("fit_best",), protocol="best", title=HISTORY_TITLE, cost=12,
+@check("best.history", family="best", calls=("fit_best",), protocol="best", title=HISTORY_TITLE, cost=120,
        timeout=40.0)
 def history(loop, lab) -> dict:
     t = lab.track.thresholds

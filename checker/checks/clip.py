@@ -66,7 +66,7 @@ NORM_NONFINITE = Message(
 )
 
 
-@check("clip.norm", family="clip", calls=("fit",), title=NORM_TITLE, cost=0.6, timeout=20.0)
+@check("clip.norm", family="clip", calls=("fit",), title=NORM_TITLE, cost=6, timeout=20.0)
 def norm(loop, lab) -> dict:
     from checker.setting.instruments import Rig, parameters_of, step_gradients
 

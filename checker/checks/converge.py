@@ -26,7 +26,7 @@ ADAM_SHORT = Message(
 )
 
 
-@check("converge.adam", family="converge", calls=("fit", "make_optimizer"), title=ADAM_TITLE, cost=18.0, timeout=40.0)
+@check("converge.adam", family="converge", calls=("fit", "make_optimizer"), title=ADAM_TITLE, cost=180, timeout=40.0)
 def adam(loop, lab) -> dict:
     from checker.setting.instruments import Rig, epoch_means
 

@@ -49,7 +49,7 @@ LESSON_VALUES = Message(
 )
 
 
-@check("data.lesson", early=True, family="data", calls=("make_data",), title=LESSON_TITLE, cost=0.6, timeout=20.0)
+@check("data.lesson", early=True, family="data", calls=("make_data",), title=LESSON_TITLE, cost=6, timeout=20.0)
 def lesson(loop, lab) -> dict:
     import torch
 

@@ -38,7 +38,7 @@ MOVED_LABELS = Message(
 )
 
 
-@check("device.moved", family="device", calls=("evaluate", "train_epoch"), title=MOVED_TITLE, cost=0.25, timeout=20.0)
+@check("device.moved", family="device", calls=("evaluate", "train_epoch"), title=MOVED_TITLE, cost=2, timeout=20.0)
 def moved(loop, lab) -> dict:
     from checker.setting.instruments import Rig
 

@@ -60,7 +60,7 @@ FIGURES_FIT_EPOCH = Message(
 )
 
 
-@check("eval.figures", family="eval", calls=("evaluate", "fit"), title=FIGURES_TITLE, cost=0.4, timeout=20.0)
+@check("eval.figures", family="eval", calls=("evaluate", "fit"), title=FIGURES_TITLE, cost=4, timeout=20.0)
 def figures(loop, lab) -> dict:
     from torch import nn
 

@@ -64,7 +64,7 @@ COVERAGE_UNPAIRED = Message(
 )
 
 
-@check("loader.coverage", early=True, family="loader", calls=("make_loader",), title=COVERAGE_TITLE, cost=0.2,
+@check("loader.coverage", early=True, family="loader", calls=("make_loader",), title=COVERAGE_TITLE, cost=2,
        timeout=20.0)
 def coverage(loop, lab) -> dict:
     epochs, paired = index_batches(loop, lab, seed=0, epochs=2)
@@ -135,7 +135,7 @@ ORDER_SAME_EPOCHS = Message(
 )
 
 
-@check("loader.order", early=True, family="loader", calls=("make_loader",), title=ORDER_TITLE, cost=0.6, timeout=20.0)
+@check("loader.order", early=True, family="loader", calls=("make_loader",), title=ORDER_TITLE, cost=6, timeout=20.0)
 def order(loop, lab) -> dict:
     from checker.setting.instruments import scramble_global_rng
 

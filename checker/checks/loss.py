@@ -49,7 +49,7 @@ FALLS_SHORT = Message(
 )
 
 
-@check("loss.falls", family="loss", calls=("fit", "make_optimizer"), title=FALLS_TITLE, cost=1.2, timeout=20.0)
+@check("loss.falls", family="loss", calls=("fit", "make_optimizer"), title=FALLS_TITLE, cost=12, timeout=20.0)
 def falls(loop, lab) -> dict:
     from checker.setting.instruments import Rig, epoch_means
 
@@ -121,7 +121,7 @@ MEAN_NOT_NUMBER = Message(
 )
 
 
-@check("loss.epoch_mean", family="loss", calls=("train_epoch",), title=MEAN_TITLE, cost=0.2, timeout=20.0)
+@check("loss.epoch_mean", family="loss", calls=("train_epoch",), title=MEAN_TITLE, cost=2, timeout=20.0)
 def epoch_mean(loop, lab) -> dict:
     from checker.setting.instruments import Rig, plain_number, type_name
 

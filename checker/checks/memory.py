@@ -78,7 +78,7 @@ def _what(counts: dict) -> Message:
     return Message(en=say(0), es=say(1))
 
 
-@check("memory.graphs", family="memory", calls=("fit",), title=GRAPHS_TITLE, cost=0.9, timeout=20.0)
+@check("memory.graphs", family="memory", calls=("fit",), title=GRAPHS_TITLE, cost=9, timeout=20.0)
 def graphs(loop, lab) -> dict:
     import gc
 

@@ -55,7 +55,7 @@ INIT_SEED_IGNORED = Message(
 )
 
 
-@check("model.init", early=True, family="model", calls=("make_model",), title=INIT_TITLE, cost=0.2, timeout=20.0)
+@check("model.init", early=True, family="model", calls=("make_model",), title=INIT_TITLE, cost=2, timeout=20.0)
 def init(loop, lab) -> dict:
     import torch
     from torch import nn

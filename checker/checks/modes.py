@@ -50,7 +50,7 @@ TRAIN_SWITCHED = Message(
 )
 
 
-@check("modes.train", family="modes", calls=("fit",), title=TRAIN_TITLE, cost=0.7, timeout=20.0)
+@check("modes.train", family="modes", calls=("fit",), title=TRAIN_TITLE, cost=7, timeout=20.0)
 def train(loop, lab) -> dict:
     from checker.setting.instruments import Rig
 
@@ -131,7 +131,7 @@ EVAL_CHANGED = Message(
 )
 
 
-@check("modes.eval", family="modes", calls=("evaluate",), title=EVAL_TITLE, cost=0.1, timeout=20.0)
+@check("modes.eval", family="modes", calls=("evaluate",), title=EVAL_TITLE, cost=1, timeout=20.0)
 def eval_(loop, lab) -> dict:
     import torch
 

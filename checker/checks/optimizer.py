@@ -47,7 +47,7 @@ SETUP_LR = Message(
 )
 
 
-@check("optimizer.setup", family="optimizer", calls=("make_optimizer",), title=SETUP_TITLE, cost=0.1, timeout=20.0)
+@check("optimizer.setup", family="optimizer", calls=("make_optimizer",), title=SETUP_TITLE, cost=1, timeout=20.0)
 def setup(loop, lab) -> dict:
     import torch
 

@@ -134,7 +134,7 @@ def _moved_row(X, before) -> dict | None:
 
 
 @check("pipeline.dataset", early=True, family="pipeline", calls=("make_dataset",), protocol="pipeline",
-       title=DATASET_TITLE, cost=0.1, timeout=20.0)
+       title=DATASET_TITLE, cost=1, timeout=20.0)
 def dataset(loop, lab) -> dict:
     import numpy as np
     import torch
@@ -297,7 +297,7 @@ def _want_full(n: int, b: int) -> list[int]:
 
 
 @check("pipeline.batches", early=True, family="pipeline", calls=("make_dataset", "make_loader"), protocol="pipeline",
-       title=BATCHES_TITLE, cost=2.5, timeout=30.0)
+       title=BATCHES_TITLE, cost=25, timeout=30.0)
 def batches(loop, lab) -> dict:
     out = _batches(loop, lab)
     import random
@@ -430,7 +430,7 @@ ORDER_GLOBAL = Message(
 
 
 @check("pipeline.order", early=True, family="pipeline", calls=("make_loader",), protocol="pipeline", title=ORDER_TITLE,
-       cost=0.15, timeout=20.0)
+       cost=2, timeout=20.0)
 def order(loop, lab) -> dict:
     from torch.utils.data import TensorDataset
 
@@ -552,7 +552,7 @@ WORKERS_REFORKED = Message(
 
 
 @check("pipeline.workers", early=True, family="pipeline", calls=("make_loader",), protocol="pipeline",
-       title=WORKERS_TITLE, cost=3.0, timeout=30.0)
+       title=WORKERS_TITLE, cost=30, timeout=30.0)
 def workers(loop, lab) -> dict:
     import os
 
@@ -643,7 +643,7 @@ SEEDS_EVERYTHING = Message(
 
 
 @check("pipeline.seeds", early=True, family="pipeline", calls=("seed_everything", "make_dataset", "make_loader"),
-       protocol="pipeline", title=SEEDS_TITLE, cost=0.1, timeout=20.0)
+       protocol="pipeline", title=SEEDS_TITLE, cost=1, timeout=20.0)
 def seeds(loop, lab) -> dict:
     import random
 
@@ -733,7 +733,7 @@ def _bn_layers(model):
 
 
 @check("pipeline.batchnorm", family="pipeline", calls=("make_dataset", "fit", "evaluate"), protocol="pipeline",
-       title=BN_TITLE, cost=0.2, timeout=20.0)
+       title=BN_TITLE, cost=2, timeout=20.0)
 def batchnorm(loop, lab) -> dict:
     import torch
     from torch import nn

@@ -270,7 +270,7 @@ def _seed_call(name: str, figures: dict) -> str:
 
 
 @check("reference.seed_everything", early=True, family="reference", calls=("seed_everything",),
-       title=SEED_TITLE, cost=0.1, timeout=20.0, reference=True)
+       title=SEED_TITLE, cost=1, timeout=20.0, reference=True)
 def seed_everything(loop, lab) -> dict:
     from checker.setting.coverage import seed_of
 
@@ -343,7 +343,7 @@ DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 
 
 @check("reference.make_data", early=True, family="reference", calls=("make_data",),
-       title=DATA_TITLE, cost=0.45, timeout=20.0, reference=True)
+       title=DATA_TITLE, cost=4, timeout=20.0, reference=True)
 def make_data(loop, lab) -> dict:
     from checker.setting.coverage import seed_of
 
@@ -520,7 +520,7 @@ def _loader_call(b, s) -> str:
 
 
 @check("reference.make_loader", early=True, family="reference", calls=("make_loader",),
-       title=LOADER_TITLE, cost=2.0, timeout=20.0, reference=True)
+       title=LOADER_TITLE, cost=20, timeout=20.0, reference=True)
 def make_loader(loop, lab) -> dict:
     import torch
 
@@ -668,7 +668,7 @@ MODEL_WEIGHTS = Message(
 
 
 @check("reference.make_model", early=True, family="reference", calls=("make_model",),
-       title=MODEL_TITLE, cost=0.1, timeout=20.0, reference=True)
+       title=MODEL_TITLE, cost=1, timeout=20.0, reference=True)
 def make_model(loop, lab) -> dict:
     from checker.setting.coverage import seed_of
     from checker.setting.instruments import lesson_mlp
@@ -756,7 +756,7 @@ def _opt_call(row: dict) -> str:
 
 
 @check("reference.make_optimizer", family="reference", calls=("make_optimizer",),
-       title=OPT_TITLE, cost=0.1, timeout=20.0, reference=True)
+       title=OPT_TITLE, cost=1, timeout=20.0, reference=True)
 def make_optimizer(loop, lab) -> dict:
     from checker.setting.instruments import lesson_mlp
 
@@ -1000,7 +1000,7 @@ def _case_results(mine: dict, ref: dict, *, fit: bool):
 
 
 @check("reference.train_epoch", family="reference", calls=("train_epoch", "make_optimizer"),
-       title=TRAIN_TITLE, cost=2.2, timeout=20.0, reference=True)
+       title=TRAIN_TITLE, cost=22, timeout=20.0, reference=True)
 def train_epoch(loop, lab) -> dict:
     out = {"draw": lab.draw.train_epoch.__dict__, **_training(loop, lab, lab.draw.train_epoch, fit=False)}
     if lab.draw.coverage is not None:
@@ -1051,7 +1051,7 @@ def _(mine: dict, ref: dict):
 
 
 @check("reference.fit", family="reference", calls=("fit", "make_optimizer"),
-       title=FIT_TITLE, cost=2.5, timeout=20.0, reference=True)
+       title=FIT_TITLE, cost=25, timeout=20.0, reference=True)
 def fit(loop, lab) -> dict:
     out = {"draw": lab.draw.fit.__dict__, **_training(loop, lab, lab.draw.fit, fit=True)}
     if lab.draw.coverage is not None:
@@ -1123,7 +1123,7 @@ EVAL_CHANGED = Message(
 
 
 @check("reference.evaluate", early=True, family="reference", calls=("evaluate",),
-       title=EVAL_TITLE, cost=0.4, timeout=20.0, reference=True)
+       title=EVAL_TITLE, cost=4, timeout=20.0, reference=True)
 def evaluate(loop, lab) -> dict:
     from torch import nn
 

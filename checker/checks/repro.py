@@ -60,7 +60,7 @@ def _same(a, b) -> bool:
 
 
 @check("repro.seeds", family="repro", calls=("seed_everything", "make_loader", "make_model", "make_optimizer", "fit"),
-       title=SEEDS_TITLE, cost=1.7, timeout=20.0)
+       title=SEEDS_TITLE, cost=17, timeout=20.0)
 def seeds(loop, lab) -> dict:
     import torch
     from torch import nn

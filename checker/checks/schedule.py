@@ -130,7 +130,7 @@ SCHED_SHORT = Message(
 )
 
 
-@check("schedule.step", family="schedule", calls=("fit",), title=STEP_TITLE, cost=6.0, timeout=20.0)
+@check("schedule.step", family="schedule", calls=("fit",), title=STEP_TITLE, cost=60, timeout=20.0)
 def step(loop, lab) -> dict:
     return _lr_run(loop, lab, "step")
 
@@ -174,7 +174,7 @@ COSINE_HISTORY = Message(
 )
 
 
-@check("schedule.cosine", family="schedule", calls=("fit",), title=COSINE_TITLE, cost=6.0, timeout=20.0)
+@check("schedule.cosine", family="schedule", calls=("fit",), title=COSINE_TITLE, cost=60, timeout=20.0)
 def cosine(loop, lab) -> dict:
     return _lr_run(loop, lab, "cosine")
 

@@ -38,7 +38,7 @@ PER_BATCH_FAIL = Message(
 )
 
 
-@check("steps.per_batch", family="steps", calls=("train_epoch",), title=PER_BATCH_TITLE, cost=0.4, timeout=20.0)
+@check("steps.per_batch", family="steps", calls=("train_epoch",), title=PER_BATCH_TITLE, cost=4, timeout=20.0)
 def per_batch(loop, lab) -> dict:
     from checker.setting.instruments import Rig
 
@@ -116,7 +116,7 @@ FRESH_NONFINITE = Message(
 )
 
 
-@check("steps.fresh_grads", family="steps", calls=("train_epoch",), title=FRESH_TITLE, cost=0.7, timeout=20.0)
+@check("steps.fresh_grads", family="steps", calls=("train_epoch",), title=FRESH_TITLE, cost=7, timeout=20.0)
 def fresh_grads(loop, lab) -> dict:
     from checker.setting.instruments import Rig, parameters_of, step_gradients
 
@@ -185,7 +185,7 @@ OVERFIT_STALLED = Message(
 
 
 @check("steps.overfit", family="steps", calls=("train_epoch", "make_optimizer"),
-       title=OVERFIT_TITLE, cost=13.0, timeout=30.0)
+       title=OVERFIT_TITLE, cost=130, timeout=30.0)
 def overfit(loop, lab) -> dict:
     from checker.setting.instruments import Rig
 

@@ -19,7 +19,7 @@ Three concerns, kept apart:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -219,16 +219,22 @@ def _how(outcome: Outcome) -> str:
     return f"exit status {status}"
 
 
-def split_checks(ids: Sequence[str], parts: int) -> list[list[str]]:
-    """Share checks between ``parts`` workers so each gets about the same total cost; each group runs in the
-    order of ``ids`` (the catalogue's: the checks that call one protocol function come first, so a later
-    hang can be put down to the function that hung)."""
+def split_checks(ids: Sequence[str], parts: int, costs: Mapping[str, float] | None = None) -> list[list[str]]:
+    """Share checks between ``parts`` workers so each gets about the same total cost (``costs``: the track's own
+    measured milliseconds, ``Track.costs``; a check not there costs what it declares, ``Check.cost``); each group
+    runs in the order of ``ids`` (the catalogue's: the checks that call one protocol function come first, so a
+    later hang can be put down to the function that hung)."""
+    costs = costs or {}
+
+    def cost(cid: str) -> float:
+        return costs.get(cid, REGISTRY[cid].cost)
+
     groups: list[list[str]] = [[] for _ in range(max(1, min(parts, len(ids))))]
     loads = [0.0] * len(groups)
-    for cid in sorted(ids, key=lambda c: -REGISTRY[c].cost):
+    for cid in sorted(ids, key=lambda c: -cost(c)):
         i = loads.index(min(loads))
         groups[i].append(cid)
-        loads[i] += REGISTRY[cid].cost
+        loads[i] += cost(cid)
     order = {cid: n for n, cid in enumerate(ids)}
     return [sorted(g, key=order.__getitem__) for g in groups if g]
 
@@ -345,7 +351,7 @@ class _Grader:
             first = [c for c in st.ids if REGISTRY[c].early] if early else []
             if first:
                 jobs.append(self._job(st, first, self.limits, early=True))
-            for group in split_checks([c for c in st.ids if c not in first], split):
+            for group in split_checks([c for c in st.ids if c not in first], split, dict(self.lab.track.costs)):
                 jobs.append(self._job(st, group, self.limits))
         return jobs
 

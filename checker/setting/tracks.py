@@ -13,7 +13,9 @@ A track is a TOML file in ``tracks/`` (one per track) that declares:
 - its **protocol**: the named groups of functions a loop file of the track defines
   (``checker.loopfile.protocol.PROTOCOLS``); a check runs on a track when every function it calls is declared by
   the track with the signature the check was written for;
-- where its **reference**, **mutants** and **katas** live (paths relative to the project root).
+- where its **reference**, **mutants** and **katas** live (paths relative to the project root);
+- optionally its **costs**: how long each check takes on the reference, in milliseconds (measured by
+  ``benchmarks/calibrate_costs.py``), so ``kata check`` shares the checks between its processes evenly.
 
 The moons track (``tracks/moons.toml``) is protocol v1 and the lesson's setting, number for number.
 Checks read everything setting-dependent from ``lab.track``; none hard-codes moons.
@@ -22,7 +24,9 @@ Checks read everything setting-dependent from ``lab.track``; none hard-codes moo
 from __future__ import annotations
 
 import functools
+import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,6 +238,10 @@ class Track:
     mutants_path: str
     katas_path: str
     file: Path = field(compare=False)
+    costs: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+    """(check id, milliseconds on the reference) from the track's [costs] table: how ``kata check`` shares the
+    checks between its processes so they end together. A check not listed costs what it declares
+    (``checker.checks.base.Check.cost``); the table never changes what a check observes or how it is judged."""
 
     @property
     def reference(self) -> Path:
@@ -404,6 +412,9 @@ TRACK_FIELDS = (
     Field("data", TABLE, doc="a [data] table"),
     Field("model", TABLE, doc="a [model] table"),
     Field("thresholds", TABLE, required=False, doc="a [thresholds] table"),
+    Field("costs", TABLE, required=False, doc="a [costs] table: how many milliseconds each check takes on the "
+          "track's reference (benchmarks/calibrate_costs.py measures and writes it); only how kata shares the "
+          "checks between its processes"),
 )
 DATA_FIELDS = (
     Field("generator", TEXT, required=False, doc="a make_* function of sklearn.datasets"),
@@ -516,8 +527,23 @@ def parse_track(path: Path, root: Path, defaults: dict[str, str] | None = None) 
     return Track(
         id=top["id"], title=top["title"], order=top["order"], protocol=top["protocol"], data=spec, model=model,
         thresholds=thresholds, root=root, reference_path=top["reference"], mutants_path=top["mutants"],
-        katas_path=top["katas"], file=path,
+        katas_path=top["katas"], file=path, costs=_costs(top["costs"] or {}, f"{where} [costs]"),
     )
+
+
+_CHECK_ID = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*")
+
+
+def _costs(table: dict, where: str) -> tuple[tuple[str, float], ...]:
+    """The [costs] table as sorted (check id, milliseconds) pairs: each key a check id, each value above 0."""
+    out = []
+    for cid, value in sorted(table.items()):
+        if not _CHECK_ID.fullmatch(cid):
+            raise TrackError(f"{where}: {cid!r} is not a check id (family.name, as `kata check --only` takes it)")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+            raise TrackError(f"{where}: {cid!r} must be a number of milliseconds above 0, got {value!r}")
+        out.append((cid, float(value)))
+    return tuple(out)
 
 
 def tracks_dir() -> Path:
