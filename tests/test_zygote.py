@@ -123,6 +123,31 @@ def test_early_jobs_fork_from_the_twin_while_the_zygote_still_imports(lab):
     assert _measured(after)["forker"] == z.pid and z.twin is None
 
 
+def test_the_zygote_warms_late_on_a_core_of_its_own_and_early_children_keep_off_it(lab, tmp_path, monkeypatch):
+    """While the zygote imports torch._dynamo (what every late job waits for) it runs on the first core alone, and
+    the twin's children on the others, so early work never slows that import; once warm, the zygote and every
+    child it forks may use every core again."""
+    import json
+    import os
+
+    from checker.sandbox import zygote as zygote_module
+
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip("needs two cores")
+    note = tmp_path / "cores.json"
+    monkeypatch.setattr(zygote_module, "_LATE", [*zygote_module._LATE,
+                                                 f"tests.zygote_probe:note_cores {json.dumps([str(note)])}"])
+    z = _fresh_zygote()
+    jobs = [Job(Task("tests.zygote_probe:lineage"), Limits(step_timeout=120, harden=False), early=early)
+            for early in (False, True)]
+    late, early = (_measured(o) for o in run_jobs(jobs, workers=2))
+    assert early["forker"] != z.pid and late["forker"] == z.pid
+    assert json.loads(note.read_text()) == cores[:1]
+    assert early["cores"] == cores[1:] and late["cores"] == cores
+    assert sorted(os.sched_getaffinity(z.pid)) == cores
+
+
 def test_an_early_child_holds_no_reference_and_no_classmate(lab):
     """The twin is forked from the zygote before any job: its children inherit no secret either."""
     classmate_token = "classmate-" + secrets.token_hex(12)

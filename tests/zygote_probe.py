@@ -61,9 +61,19 @@ def lineage():
 
         shepherd = os.getppid()
         rep.send({"event": "measured", "check": "probe", "measured": {
-            "forker": _proc_table()[shepherd][0], "dynamo": "torch._dynamo" in sys.modules}})
+            "forker": _proc_table()[shepherd][0], "dynamo": "torch._dynamo" in sys.modules,
+            "cores": sorted(os.sched_getaffinity(0))}})
 
     return target
+
+
+def note_cores(path: str) -> None:
+    """A zygote's late preload: writes the cores the zygote may run on while it warms late (a JSON list)."""
+    import json
+    import os
+
+    with open(path, "w") as fh:
+        json.dump(sorted(os.sched_getaffinity(0)), fh)
 
 
 def build_optimizer():
