@@ -76,7 +76,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.n < 1:
         parser.error("-n must be at least 1")
-    kata = shutil.which("kata") or sys.exit("`kata` is not on PATH: pip install -e . first")
+    kata = shutil.which("kata") or parser.error("`kata` is not on PATH: pip install -e . first")
     sys.path.insert(0, str(ROOT))
     from checker.base.errors import UsageProblem
     from checker.setting.tracks import all_tracks, track_named
@@ -84,7 +84,7 @@ def main() -> None:
     try:
         tracks = [track_named(name) for name in args.track] if args.track else list(all_tracks().values())
     except UsageProblem as exc:
-        raise SystemExit(str(exc)) from None
+        parser.error(str(exc))
     for track in tracks:
         print(f"{track.id}: {args.n} run(s) of `kata check` of {track.reference_path}", file=sys.stderr)
         costs = measure(kata, track.id, track.reference, args.n)
