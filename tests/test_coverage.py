@@ -163,3 +163,39 @@ def test_every_partial_bug_fails_every_run_and_every_correct_loop_passes(track_i
             if not any(name in messages for name in names):
                 problems.append(f"run {run}: {p.name}: no message names {names}: {messages}")
     assert not problems, "\n".join(problems)
+
+
+def test_distinct_seeds_a_cut_seed_would_confuse_are_paired_in_every_class():
+    pairs = coverage.collision_pairs(5, 2**30 + 7)
+    kinds = [kind for _, _, kind, _ in pairs]
+    assert kinds.count(coverage.LOW_BITS) == 20 and kinds.count(coverage.DIGITS) == 6 and kinds[-1] == coverage.FLOAT32
+    for a, b, kind, k in pairs:
+        assert a != b and max(a, b) < 2**32  # torch's CPU generator keeps a seed's low 32 bits: no pair past them
+        assert b - a == {coverage.LOW_BITS: 2**k, coverage.DIGITS: 10**k, coverage.FLOAT32: 1}[kind]
+    # a float32 cannot tell the far pair apart, and only that pair
+    import numpy as np
+
+    assert [(a, b) for a, b, _, _ in pairs if np.float32(a) == np.float32(b)] == [(2**30 + 7, 2**30 + 8)]
+    with pytest.raises(ValueError, match="above 2\\*\\*24"):
+        coverage.collision_pairs(5, 2**24)
+    # fresh inside the classes: the run's small and far seeds
+    cov = Draw.from_seed(11, get_track("moons")).coverage
+    small, far = coverage.collision_bases(Draw.from_seed(11, get_track("moons")))
+    assert small == cov.seeds[1].value and far == cov.seeds[3].value and far > 2**24
+    assert coverage.collision_bases(None) == (3, 2**30 + 12345)
+
+
+def test_seed_collisions_name_the_closest_pair_and_none_for_a_real_generator():
+    import torch
+
+    def order(keep):
+        return lambda seed: torch.randperm(50, generator=torch.Generator().manual_seed(keep(seed))).tolist()
+
+    draw = Draw.from_seed(3, get_track("moons"))
+    small, _ = coverage.collision_bases(draw)
+    assert coverage.seed_collisions(order(lambda s: s), draw) == []
+    found = coverage.seed_collisions(order(lambda s: s % 8), draw)
+    assert len(found) == 3 and found[0]["kind"] == coverage.LOW_BITS and found[0]["k"] == 3
+    assert (found[0]["a"], found[0]["b"]) == (small, small + 8) and len(found[0]["order"]) == 6
+    digits = coverage.seed_collisions(order(lambda s: s % 1000), draw)
+    assert [(c["kind"], c["k"]) for c in digits] == [(coverage.DIGITS, 3), (coverage.DIGITS, 4), (coverage.DIGITS, 5)]

@@ -128,6 +128,32 @@ ORDER_SEED_IGNORED = Message(
     es="los cargadores creados con seed=0 y seed=1 dan el mismo orden ({a}…): el argumento seed no tiene "
     "efecto",
 )
+ORDER_COLLIDE_BITS = Message(
+    en="loaders built with seed={s1} and seed={s2} give the same order ({a}…): the two seeds differ only from bit "
+    "{k} up ({s2} = {s1} + 2^{k}), so the loader seems to keep only the seed's last {k} bit(s) (a modulo, a mask, "
+    "a narrow integer type). Distinct seeds must give distinct orders, or runs meant to differ repeat each other",
+    es="los cargadores creados con seed={s1} y seed={s2} dan el mismo orden ({a}…): las dos semillas solo difieren "
+    "a partir del bit {k} ({s2} = {s1} + 2^{k}), así que el cargador parece quedarse solo con los últimos {k} "
+    "bit(s) de la semilla (un módulo, una máscara, un tipo entero estrecho). Semillas distintas deben dar órdenes "
+    "distintos; si no, ejecuciones que debían diferir se repiten",
+)
+ORDER_COLLIDE_DIGITS = Message(
+    en="loaders built with seed={s1} and seed={s2} give the same order ({a}…): the two seeds share their last {k} "
+    "digit(s) ({s2} = {s1} + 10^{k}), so the loader seems to keep only those (a modulo by a power of ten). "
+    "Distinct seeds must give distinct orders, or runs meant to differ repeat each other",
+    es="los cargadores creados con seed={s1} y seed={s2} dan el mismo orden ({a}…): las dos semillas comparten sus "
+    "últimas {k} cifra(s) ({s2} = {s1} + 10^{k}), así que el cargador parece quedarse solo con ellas (un módulo "
+    "por una potencia de diez). Semillas distintas deben dar órdenes distintos; si no, ejecuciones que debían "
+    "diferir se repiten",
+)
+ORDER_COLLIDE_FLOAT = Message(
+    en="loaders built with seed={s1} and seed={s2}, neighbours above 2^24, give the same order ({a}…): a float32 "
+    "cannot tell them apart, so the seed seems to pass through a float on its way to the generator. Distinct seeds "
+    "must give distinct orders",
+    es="los cargadores creados con seed={s1} y seed={s2}, vecinas por encima de 2^24, dan el mismo orden ({a}…): "
+    "un float32 no las distingue, así que la semilla parece pasar por un float antes de llegar al generador. "
+    "Semillas distintas deben dar órdenes distintos",
+)
 ORDER_SAME_EPOCHS = Message(
     en="the loader repeats one shuffled order ({a}…) in every epoch instead of drawing a new one each epoch",
     es="el cargador repite un mismo orden barajado ({a}…) en todas las épocas en lugar de sacar uno nuevo en "
@@ -144,11 +170,17 @@ def order(loop, lab) -> dict:
         epochs, _ = index_batches(loop, lab, seed=seed, epochs=2)
         return [[i for b in batches for i in b] for batches in epochs]
 
+    from checker.setting.coverage import seed_collisions
+
     a, b, c = orders(0, 1), orders(0, 2), orders(1, 1)
+
+    def first_order(seed: int) -> list[int]:
+        return [i for batch in index_batches(loop, lab, seed=seed, epochs=1)[0][0] for i in batch]
+
     return {
         "a": a[0][:6], "b": b[0][:6], "c": c[0][:6],
         "same_seed_same_order": a == b, "seeds_differ": a[0] != c[0], "reshuffles": a[0] != a[1],
-        "shuffled": a[0] != sorted(a[0]),
+        "shuffled": a[0] != sorted(a[0]), "collisions": seed_collisions(first_order, lab.draw),
     }
 
 
@@ -159,7 +191,9 @@ def _head(xs: list[int]) -> str:
 def order_verdict(m: dict, *, ok: Message = ORDER_OK, unshuffled: Message = ORDER_UNSHUFFLED,
                   global_: Message = ORDER_GLOBAL):
     """The verdict on two epochs' orders at seeds 0 (twice, under two global states) and 1: shuffled, by the
-    loader's seed alone, anew every epoch. pipeline.order judges its loader the same way, in its own words."""
+    loader's seed alone, anew every epoch; and on the first epoch's order at pairs of distinct seeds that a seed cut
+    short would confuse (``checker.setting.coverage.collision_pairs``): never one order for two seeds.
+    pipeline.order judges its loader the same way, in its own words."""
     params = dict(a=_head(m["a"]), b=_head(m["b"]), c=_head(m["c"]))
     if not m["shuffled"] and not m["reshuffles"]:
         return failed(unshuffled, **params)
@@ -167,6 +201,12 @@ def order_verdict(m: dict, *, ok: Message = ORDER_OK, unshuffled: Message = ORDE
         return failed(global_, **params)
     if not m["seeds_differ"]:
         return failed(ORDER_SEED_IGNORED, **params)
+    if m.get("collisions"):  # the closest pair of distinct seeds that gave one order
+        from checker.setting.coverage import DIGITS, LOW_BITS
+
+        c = m["collisions"][0]
+        message = {LOW_BITS: ORDER_COLLIDE_BITS, DIGITS: ORDER_COLLIDE_DIGITS}.get(c["kind"], ORDER_COLLIDE_FLOAT)
+        return failed(message, s1=c["a"], s2=c["b"], k=c["k"], a=_head(c["order"]))
     if not m["reshuffles"]:
         return failed(ORDER_SAME_EPOCHS, **params)
     return passed(ok, **params)

@@ -445,9 +445,17 @@ def order(loop, lab) -> dict:
         scramble_global_rng(rng + 50)  # the global state moves between building the loader and using it
         return [[i for b in batches_ for i in b] for batches_ in _epochs(loader, 2)]
 
+    from checker.setting.coverage import seed_collisions
+
     a, b, c = orders(0, 1), orders(0, 2), orders(1, 1)
+
+    def first_order(seed: int) -> list[int]:
+        loader = loop.make_loader(TensorDataset(X, index), batch_size=bs, seed=seed, num_workers=0)
+        return [i for batch in _epochs(loader, 1)[0] for i in batch]
+
     return {"a": a[0][:6], "b": b[0][:6], "c": c[0][:6], "same_seed_same_order": a == b,
-            "seeds_differ": a[0] != c[0], "reshuffles": a[0] != a[1], "shuffled": a[0] != sorted(a[0])}
+            "seeds_differ": a[0] != c[0], "reshuffles": a[0] != a[1], "shuffled": a[0] != sorted(a[0]),
+            "collisions": seed_collisions(first_order, lab.draw)}
 
 
 @order.judge

@@ -249,6 +249,52 @@ def seed_of(case: Case) -> int:
     return 0 if case.value is None else int(case.value)
 
 
+LOW_BITS, DIGITS, FLOAT32 = "seed.low-bits", "seed.digits", "seed.float32"
+"""The classes of distinct seeds a seed cut short would confuse (``collision_pairs``)."""
+FLOAT32_EXACT = 2**24
+"""Above this, a float32 no longer tells neighbouring whole numbers apart."""
+
+
+def collision_pairs(small: int, far: int) -> tuple[tuple[int, int, str, int], ...]:
+    """Distinct seeds that a seed cut short would confuse, as ``(seed, other, class, k)``: ``small`` and
+    ``small + 2**k`` for k = 1..20 (only the low k bits kept: ``seed % 2**k``, a mask, a narrow integer type),
+    ``small`` and ``small + 10**k`` for k = 1..6 (the last k decimal digits kept), and ``far`` and ``far + 1``,
+    both above 2**24 (a seed passed through a float32, which cannot tell them apart). Every other seed stays
+    below 2**32: torch's CPU generator itself keeps only a seed's low 32 bits."""
+    if far <= FLOAT32_EXACT:
+        raise ValueError(f"the far seed must be above 2**24, got {far}")
+    pairs = [(small, small + 2**k, LOW_BITS, k) for k in range(1, 21)]
+    pairs += [(small, small + 10**k, DIGITS, k) for k in range(1, 7)]
+    pairs.append((far, far + 1, FLOAT32, 0))
+    return tuple(pairs)
+
+
+def collision_bases(draw) -> tuple[int, int]:
+    """The small and the far seed ``collision_pairs`` starts from: the run's own (``Draw.coverage``'s small and far
+    seed classes, fresh every run), else 3 and 2**30 + 12345."""
+    cov = getattr(draw, "coverage", None)
+    if cov is None:
+        return 3, 2**30 + 12345
+    by_kind = {c.kind: c.value for c in cov.seeds}
+    return int(by_kind["seed.small"]), int(by_kind["seed.far"])
+
+
+def seed_collisions(first_order, draw, limit: int = 3) -> list[dict]:
+    """Which pairs of ``collision_pairs`` get one and the same order from ``first_order(seed)`` (a loader's first
+    epoch, as a list of example indices): at most ``limit``, the closest seeds first, each as ``a``, ``b`` (the
+    seeds), ``kind``, ``k`` and ``order`` (its first six indices)."""
+    orders: dict[int, tuple] = {}
+
+    def order_at(seed: int) -> tuple:
+        if seed not in orders:
+            orders[seed] = tuple(first_order(seed))
+        return orders[seed]
+
+    found = [{"a": a, "b": b, "kind": kind, "k": k, "order": list(order_at(a)[:6])}
+             for a, b, kind, k in collision_pairs(*collision_bases(draw)) if order_at(a) == order_at(b)]
+    return sorted(found, key=lambda c: c["b"] - c["a"])[:limit]
+
+
 SGD_DECADES = ((1e-4, 1e-3), (1e-2, 1e-1), (0.1, 1.0), (1.0, 5.0))
 ADAM_DECADES = ((1e-4, 1e-3), (1e-3, 1e-2), (1e-2, 1e-1))
 
