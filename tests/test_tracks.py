@@ -134,7 +134,10 @@ def test_each_shipped_track_costs_every_check_it_runs_and_only_those():
     # measured by benchmarks/calibrate_costs.py on the track's reference: a check added or dropped without a new
     # measurement would be shared out by a guess (`python benchmarks/calibrate_costs.py --track ID --write`)
     for track in all_tracks().values():
-        assert set(dict(track.costs)) == set(ordered_ids(None, track=track)), track.id
+        listed, runs = set(dict(track.costs)), set(ordered_ids(None, track=track))
+        fix = f"python benchmarks/calibrate_costs.py --track {track.id} --write"
+        wrong = f"missing {sorted(runs - listed)}, extra {sorted(listed - runs)}"
+        assert listed == runs, f"{track.file} [costs]: {wrong}: {fix}"
 
 
 def test_kata_tracks_folders_add_tracks_and_refuse_a_duplicate(tmp_path, monkeypatch):
