@@ -165,6 +165,21 @@ def test_every_partial_bug_fails_every_run_and_every_correct_loop_passes(track_i
     assert not problems, "\n".join(problems)
 
 
+def test_every_lr_class_is_drawn_strictly_inside_its_bounds():
+    # rounding to 3 digits once drew exactly 1.0 for "SGD above 1": a loop capping its lr at 1 then passed
+    import random
+
+    for seed in range(3000):
+        rng = random.Random(seed)
+        for c in coverage.optimizer_cases(rng):
+            if c.kind == "opt.decade":
+                facts = dict(c.facts)
+                assert facts["low"] < c.value < facts["high"], c
+        for t in coverage.draw(random.Random(seed), get_track("moons")).train:
+            if "train.lr-above-1" in t.classes:
+                assert t.lr > 1, t
+
+
 def test_distinct_seeds_a_cut_seed_would_confuse_are_paired_in_every_class():
     pairs = coverage.collision_pairs(5, 2**30 + 7)
     kinds = [kind for _, _, kind, _ in pairs]

@@ -300,9 +300,11 @@ ADAM_DECADES = ((1e-4, 1e-3), (1e-3, 1e-2), (1e-2, 1e-1))
 
 
 def _lr(rng: random.Random, low: float, high: float) -> float:
-    """Log-uniform in [low, high), 3 significant digits (readable in messages)."""
+    """Log-uniform strictly between ``low`` and ``high``, 3 significant digits (readable in messages). Never ``low``
+    itself: rounding once gave the class "SGD above 1" an lr of exactly 1, at which ``min(lr, 1)`` is right, and a
+    loop that caps its lr at 1 passed that run."""
     value = float(f"{low * (high / low) ** rng.random():.3g}")
-    return min(max(value, low), float(f"{high * 0.999:.3g}"))
+    return min(max(value, float(f"{low * 1.01:.3g}")), float(f"{high * 0.995:.3g}"))
 
 
 def optimizer_cases(rng: random.Random) -> tuple[Case, ...]:
