@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
+from checker.setting.coverage import DIGITS, LOW_BITS, seed_collisions
 
 
 def want_sizes(n: int, batch_size: int) -> list[int]:
@@ -170,8 +171,6 @@ def order(loop, lab) -> dict:
         epochs, _ = index_batches(loop, lab, seed=seed, epochs=2)
         return [[i for b in batches for i in b] for batches in epochs]
 
-    from checker.setting.coverage import seed_collisions
-
     a, b, c = orders(0, 1), orders(0, 2), orders(1, 1)
 
     def first_order(seed: int) -> list[int]:
@@ -202,8 +201,6 @@ def order_verdict(m: dict, *, ok: Message = ORDER_OK, unshuffled: Message = ORDE
     if not m["seeds_differ"]:
         return failed(ORDER_SEED_IGNORED, **params)
     if m.get("collisions"):  # the closest pair of distinct seeds that gave one order
-        from checker.setting.coverage import DIGITS, LOW_BITS
-
         c = m["collisions"][0]
         message = {LOW_BITS: ORDER_COLLIDE_BITS, DIGITS: ORDER_COLLIDE_DIGITS}.get(c["kind"], ORDER_COLLIDE_FLOAT)
         return failed(message, s1=c["a"], s2=c["b"], k=c["k"], a=_head(c["order"]))

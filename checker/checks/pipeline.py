@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
+from checker.checks.common import worst_case
+from checker.setting.coverage import Case, batch_cases, seed_collisions
 
 SHOWN = 4
 """Values of a random stream quoted in messages."""
@@ -302,8 +304,6 @@ def batches(loop, lab) -> dict:
     out = _batches(loop, lab)
     import random
 
-    from checker.setting.coverage import batch_cases
-
     X, index = _index_data(lab)
     n = len(X)
     # every batch-size class (fixed within each class: this check has no draw), without workers
@@ -361,9 +361,6 @@ def _sizes(sizes: list[int]) -> str:
 
 @batches.judge
 def _(m: dict):
-    from checker.checks.common import worst_case
-    from checker.setting.coverage import Case
-
     n, bs = m["n"], m["bs"]
     verdict = _batches_verdict(m)
     if not verdict.passed:
@@ -444,8 +441,6 @@ def order(loop, lab) -> dict:
         loader = loop.make_loader(TensorDataset(X, index), batch_size=bs, seed=seed, num_workers=0)
         scramble_global_rng(rng + 50)  # the global state moves between building the loader and using it
         return [[i for b in batches_ for i in b] for batches_ in _epochs(loader, 2)]
-
-    from checker.setting.coverage import seed_collisions
 
     a, b, c = orders(0, 1), orders(0, 2), orders(1, 1)
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.checks.common import is_nan
+from checker.checks.common import is_nan, worst_case
 from checker.checks.loader import index_batches
+from checker.setting.coverage import Case, TrainCase, seed_of
 from checker.setting.draws import TrainDraw
 
 DATA_TOL = 1e-6
@@ -92,8 +93,6 @@ def _cases(one, mine: dict, ref: dict):
 
     A failing class is reported before the main call: the simplest failing case, its class named, with a
     passing case for contrast (``checker.checks.common.worst_case``)."""
-    from checker.checks.common import worst_case
-    from checker.setting.coverage import Case
 
     main = one(mine, ref)
     results = []
@@ -272,8 +271,6 @@ def _seed_call(name: str, figures: dict) -> str:
 @check("reference.seed_everything", early=True, family="reference", calls=("seed_everything",),
        title=SEED_TITLE, cost=1, timeout=20.0, reference=True)
 def seed_everything(loop, lab) -> dict:
-    from checker.setting.coverage import seed_of
-
     def one(seed: int, default: bool) -> dict:
         import random
 
@@ -345,8 +342,6 @@ DATA_NAMES = ("X_train", "y_train", "X_val", "y_val")
 @check("reference.make_data", early=True, family="reference", calls=("make_data",),
        title=DATA_TITLE, cost=4, timeout=20.0, reference=True)
 def make_data(loop, lab) -> dict:
-    from checker.setting.coverage import seed_of
-
     out = _data_one(loop, lab, lab.draw.data_seed, False)
     cov = lab.draw.coverage
     if cov is not None:
@@ -670,7 +665,6 @@ MODEL_WEIGHTS = Message(
 @check("reference.make_model", early=True, family="reference", calls=("make_model",),
        title=MODEL_TITLE, cost=1, timeout=20.0, reference=True)
 def make_model(loop, lab) -> dict:
-    from checker.setting.coverage import seed_of
     from checker.setting.instruments import lesson_mlp
 
     seed0 = _weights(lesson_mlp(0, track=lab.track))
@@ -988,9 +982,6 @@ TRAIN_CHANGED = Message(
 
 
 def _case_results(mine: dict, ref: dict, *, fit: bool):
-    from checker.checks.common import worst_case
-    from checker.setting.coverage import TrainCase
-
     results = []
     for got, want in zip(mine.get("cases", []), ref.get("cases", []), strict=False):
         d = dict(want["draw"])
@@ -1015,7 +1006,6 @@ def _blame(mine: dict, ref: dict) -> Message:
 
 def _setting(draw: dict) -> Message:
     from dataclasses import fields
-
 
     setting = _describe(TrainDraw(**{f.name: draw.get(f.name) for f in fields(TrainDraw)}))
     if draw.get("rows"):
@@ -1218,9 +1208,6 @@ def _evaluate_main(mine: dict, ref: dict):
 
 @evaluate.judge
 def _(mine: dict, ref: dict):
-    from checker.checks.common import worst_case
-    from checker.setting.coverage import Case
-
     results = [(Case.from_dict(want["case"]), _evaluate_one(got, want))
                for got, want in zip(mine.get("cases", []), ref.get("cases", []), strict=False)]
     if "defaults" in ref:
