@@ -331,8 +331,10 @@ def explore_files(mine: tuple[str, str] | None, reference: tuple[str, str], sett
             arrays = arrays_of(track.data, 0)
         except TrackError as exc:
             raise RunFailed(str(exc)) from None
-    jobs = [Job(Task("checker.grade.explore:_target", (src, name, setting, track, arrays)), limits, tag=i)
-            for i, (src, name) in enumerate(sources)]
+    # a fixed total: the load, then one run per learning rate
+    seconds = LOAD_TIMEOUT + len(setting.lrs) * limits.step_timeout
+    jobs = [Job(Task("checker.grade.explore:_target", (src, name, setting, track, arrays)), limits, tag=i,
+                seconds=seconds) for i, (src, name) in enumerate(sources)]
     found: dict[int, Explored] = {}
     for outcome in run_jobs(jobs, workers=2):
         i = outcome.job.tag

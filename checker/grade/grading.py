@@ -29,7 +29,7 @@ from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
 from checker.grade.integrity import review_reasons
 from checker.grade.worker import LOAD_TIMEOUT as LOAD_SECONDS
-from checker.grade.worker import draw_index
+from checker.grade.worker import draw_index, job_seconds, reference_seconds
 from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised, Start, Tampered
 from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
 from checker.sandbox.zygote import Task, zygote
@@ -344,9 +344,10 @@ class _Grader:
         for part in (part for batch in references for part in batch.parts(early)):
             for run in part.runs:
                 run.open += 1
-            jobs.append(Job(Task("checker.grade.worker:reference_target",
-                                 ([(run.draw, part.ids(run)) for run in part.runs], self.lab, source)),
-                            self.limits, tag=("reference", part), early=part.early is True))
+            runs = [(run.draw, part.ids(run)) for run in part.runs]
+            jobs.append(Job(Task("checker.grade.worker:reference_target", (runs, self.lab, source)),
+                            self.limits, tag=("reference", part), early=part.early is True,
+                            seconds=reference_seconds(runs, self.limits.step_timeout)))
         for st in states:
             first = [c for c in st.ids if REGISTRY[c].early] if early else []
             if first:
@@ -359,7 +360,7 @@ class _Grader:
         draw = st.reference.draw if st.reference is not None else None
         st.running += 1
         return Job(Task("checker.grade.worker:check_target", (st.sub.source, st.sub.filename, group, self.lab, draw)),
-                   limits, tag=(st, group), early=early)
+                   limits, tag=(st, group), early=early, seconds=job_seconds(group, limits.step_timeout))
 
     # -- events into results
 

@@ -105,6 +105,19 @@ def _load(source: str, filename: str, rep: Reporter, track=None):
     return module
 
 
+def job_seconds(check_ids: Sequence[str], step_timeout: float) -> float:
+    """A check job's total time, fixed when its child starts: the load limit and each check's limit, as the parent
+    caps them (``Job.seconds``). No event the child sends extends it."""
+    from checker.checks import REGISTRY
+
+    return min(LOAD_TIMEOUT, step_timeout) + sum(min(REGISTRY[c].timeout, step_timeout) for c in check_ids)
+
+
+def reference_seconds(runs: Sequence[tuple[Any, Sequence[str]]], step_timeout: float) -> float:
+    """A reference process's total time: its load, then each draw's opening step and checks."""
+    return min(LOAD_TIMEOUT, step_timeout) + sum(job_seconds(ids, step_timeout) for _, ids in runs)
+
+
 def describe_exception(exc: BaseException, filename: str) -> str:
     if isinstance(exc, SystemExit):
         return f"your loop called exit({exc.code!r}) in the middle of the check"

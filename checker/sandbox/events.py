@@ -51,6 +51,9 @@ MAX_ITEMS = 100_000
 MAX_DEPTH = 16
 MAX_EVENTS = 50_000
 """Events one job may send; past that, the job is treated as tampering."""
+MAX_JOB_BYTES = 64 * 1024 * 1024
+"""Bytes of event lines one job may send in all (its largest real run sends a few MiB); past that, the job is
+tampering and is killed, so what the parent holds for one job stays bounded whatever each line's size."""
 
 
 class Malformed(ValueError):

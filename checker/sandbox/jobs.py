@@ -9,7 +9,10 @@ Each child:
   with its own time limit, and ``{"event": "done"}`` says the job ended normally.
 
 The parent multiplexes any number of children (``run_jobs``), keeps ``workers`` of them busy,
-kills a child whose current step outlives its limit, and records how each one ended.
+kills a child whose current step outlives its limit, and records how each one ended. Two bounds
+no event can move: a job's total time (``Job.seconds``, fixed when its child starts: a step's end
+never passes it) and the bytes of events it may send (``MAX_JOB_BYTES``: past them the job is
+tampering and is killed).
 Verdicts are never computed here, nor in the child: the caller judges what the child measured.
 """
 
@@ -32,7 +35,18 @@ from dataclasses import dataclass, field, replace
 
 from checker.base.proc import proc_status
 from checker.sandbox import hardening
-from checker.sandbox.events import MAX_EVENTS, MAX_LINE, Done, Event, LineBuffer, Malformed, Start, Tampered, parse
+from checker.sandbox.events import (
+    MAX_EVENTS,
+    MAX_JOB_BYTES,
+    MAX_LINE,
+    Done,
+    Event,
+    LineBuffer,
+    Malformed,
+    Start,
+    Tampered,
+    parse,
+)
 from checker.sandbox.zygote import ChildSpec, Task, ZygoteError, preload, zygote
 
 # Keep the fork cheap and safe: tiny models run fastest on one thread, and a fork
@@ -159,6 +173,13 @@ class Job:
     """The job needs nothing the zygote warms late (``preload(..., late=True)``): while the zygote still warms,
     its child is forked from the zygote's early twin (``checker.sandbox.zygote``), and ``run_jobs`` starts it
     before any job that must wait for the zygote."""
+    seconds: float | None = None
+    """The job's total time, fixed when its child starts (the sum of its steps' limits, as the caller plans them);
+    None: twice ``limits.step_timeout`` (a load and one step). No event moves it."""
+
+    @property
+    def total(self) -> float:
+        return self.seconds if self.seconds is not None else 2 * self.limits.step_timeout
 
 
 @dataclass
@@ -225,7 +246,7 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
             from checker.sandbox import hardening
 
             active = hardening.harden_child([event_fd], private_dir=private_dir, identity=identity,
-                                            hide=job.limits.hide)
+                                            hide=job.limits.hide, memory_bytes=job.limits.memory_bytes)
         reporter = Reporter(event_fd, key)
         if job.limits.harden:  # the parent says how well this child was closed in (--json, results.json, ...)
             level, why = hardening.isolation_level(active)
@@ -275,13 +296,40 @@ class _TwinGone(Exception):
     """The zygote's twin ended before it reported the child it was asked for."""
 
 
+class Clock:
+    """When a child must be gone. ``end``: the job's fixed end, set once when the child starts; ``deadline``: the
+    current step's end, never past ``end``. No event moves ``end``: a ``start`` asks for at most ``step_limit``
+    from now, one that repeats the step already running changes nothing, and after ``done`` no ``start`` counts."""
+
+    def __init__(self, now: float, total: float, step_limit: float):
+        self.end = now + total
+        self.step_limit = step_limit
+        self.deadline = min(now + step_limit, self.end)
+        self.step: str | None = None
+        self.finished = False
+
+    def start(self, step: str, timeout: float | None, now: float) -> None:
+        if self.finished or step == self.step:
+            return
+        self.step = step
+        self.deadline = min(now + min(timeout or self.step_limit, self.step_limit), self.end)
+
+    def done(self, now: float) -> None:
+        if not self.finished:
+            self.finished = True
+            self.deadline = now + DONE_GRACE
+
+
 class _Running:
     def __init__(self, job: Job):
         self.job = job
         self.events: list[Event] = []
         self.finished = False
         self.step: str | None = None
-        self.deadline = time.monotonic() + job.limits.step_timeout
+        self.clock = Clock(time.monotonic(), job.total, job.limits.step_timeout)
+        self.event_bytes = 0
+        self.flooded = False
+        """The child sent more than ``MAX_JOB_BYTES`` of events: it is killed, and nothing more of it is read."""
         self.timed_out_step: str | None = None
         self.output = bytearray()
         self.dropped = 0
@@ -326,7 +374,8 @@ class _Running:
             os.close(event_w)
             os.close(out_w)
             self.pid = pid
-        self.deadline = time.monotonic() + job.limits.step_timeout  # from the child's start, not the zygote's
+        # from the child's start, not the zygote's
+        self.clock = Clock(time.monotonic(), job.total, job.limits.step_timeout)
         self.event_fd = event_r
         self.output_fd = out_r
         self.open_fds = {event_r, out_r}
@@ -373,6 +422,10 @@ class _Running:
         os.set_blocking(status_r, False)
 
     @property
+    def deadline(self) -> float:
+        return self.clock.deadline
+
+    @property
     def exit_fd(self) -> int | None:
         """The descriptor that becomes readable when the child ends."""
         return self.status_fd if self.status_fd is not None else self.pidfd
@@ -410,6 +463,14 @@ class _Running:
                 os.close(own)
 
     def on_events(self, data: bytes) -> None:
+        if self.flooded:
+            return
+        self.event_bytes += len(data)
+        if self.event_bytes > MAX_JOB_BYTES:  # the job is tampering: it is killed, and what it sent is not kept
+            self.flooded = True
+            self.lines = LineBuffer()
+            self.reject(f"more than {MAX_JOB_BYTES >> 20} MiB of events")
+            return
         for line in self.lines.feed(data):
             self.on_line(line)
         if self.lines.overlong and not self.rejected:
@@ -433,13 +494,12 @@ class _Running:
         except Malformed as exc:
             self.reject(f"a malformed event ({exc})")
             return
-        if isinstance(event, Start):
+        if isinstance(event, Start) and not self.finished:
             self.step = event.step
-            timeout = event.timeout or self.job.limits.step_timeout
-            self.deadline = time.monotonic() + min(timeout, self.job.limits.step_timeout)
+            self.clock.start(event.step, event.timeout, time.monotonic())
         elif isinstance(event, Done):
             self.finished = True
-            self.deadline = time.monotonic() + DONE_GRACE
+            self.clock.done(time.monotonic())
         self.events.append(event)
 
     def on_output(self, data: bytes) -> None:
@@ -460,6 +520,14 @@ class _Running:
             if info is not None:
                 self.exited = True
         return self.exited
+
+    def stop_if_due(self, now: float) -> None:
+        """Kill the child when it outlived its deadline (the step it was in is noted) or sent more than it may."""
+        if (now > self.deadline or self.flooded) and not self.poll():
+            if not self.finished and not self.flooded:
+                self.timed_out_step = self.step or "start"
+            self.kill()
+            self.exited = True
 
     def kill(self) -> None:
         if self.status_fd is not None and self.status is not None:
@@ -632,11 +700,7 @@ def run_jobs(
                 dispatch(child, stream, key.fd)
             now = time.monotonic()
             for pid, child in list(running.items()):
-                if now > child.deadline and not child.poll():
-                    if not child.finished:
-                        child.timed_out_step = child.step or "start"
-                    child.kill()
-                    child.exited = True
+                child.stop_if_due(now)
                 if child.poll() or (not child.open_fds and child.exited):
                     finish(pid, child)
     finally:
