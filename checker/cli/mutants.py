@@ -101,10 +101,18 @@ def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool) -> No
     help="Run every check on every mutant, also the checks that reach none of the code the mutant changed.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@click.option("--boundary", is_flag=True,
+              help="Verify the boundary mutants instead of the catalogue: a threshold on one parameter of one "
+                   "function (`kata mutants generate --boundary --dry-run` lists them); each must be killed under "
+                   "every one of --seeds draws of the checks' arguments, and a survivor is a hole in the classes.")
+@click.option("--all-tracks", is_flag=True, help="With --boundary: every track, one after the other.")
+@click.option("--function", "functions", multiple=True, metavar="NAME",
+              help="With --boundary: only this protocol function's parameters (repeatable).")
 @track_option
 @lang_option
 @click.pass_context
-def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, all_checks, quiet, lang, track) -> None:
+def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, all_checks, quiet, boundary, all_tracks,
+               functions, lang, track) -> None:
     """Grade the reference and every mutant; print the kill matrix.
 
     The reference runs the whole battery. A mutant runs the checks that reach the code it changed (a check
@@ -120,6 +128,9 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, all_checks
     """
     from checker.author.actions import verify
 
+    if boundary or all_tracks or functions:
+        raise SystemExit(_boundary(ctx, track, only=only, functions=functions, all_tracks=all_tracks, seeds=seeds,
+                                   quiet=quiet, dry_run=False))
     if track:  # given after `verify` (`kata mutants verify --only ID --track NAME`): as if given to the group
         from checker.setting.tracks import track_named
 
@@ -173,9 +184,15 @@ def doc_cmd(ctx: click.Context, out_path: Path | None, katas_dir: Path | None) -
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @click.option("--no-cache", is_flag=True,
               help="Grade every mutant again (verdicts are cached per mutated source and checker version).")
+@click.option("--boundary", is_flag=True,
+              help="Generate the boundary mutants instead: at thresholds spread over each parameter's domain, a cap, "
+                   "a floor, the first T rows, a behaviour switched on past T, at every parameter of every protocol "
+                   "function; graded under one draw (`kata mutants verify --boundary --seeds N` for N).")
+@click.option("--all-tracks", is_flag=True, help="With --boundary: every track.")
 @stored_lang_option
 @click.pass_context
-def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_path, quiet, no_cache) -> None:
+def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_path, quiet, no_cache, boundary,
+                 all_tracks) -> None:
     """Apply every operator at every sensible place of the reference and list the survivors.
 
     A survivor is a change no check notices: a gap in the battery, or a change that makes no
@@ -187,7 +204,33 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
     """
     from checker.author.actions import generate
 
+    if boundary or all_tracks:
+        if operators or limit or json_path:
+            raise click.UsageError("--boundary takes --function, --dry-run, --all-tracks and --track, not "
+                                   "--operator, --limit or --json")
+        code = _boundary(ctx, None, only=(), functions=functions, all_tracks=all_tracks, seeds=1, quiet=quiet,
+                         dry_run=dry_run)
+        if code is not None:
+            raise SystemExit(code)
+        return
     code = generate(functions=functions, operators=operators, limit=limit, dry_run=dry_run, json_path=json_path,
                     quiet=quiet, no_cache=no_cache, track=ctx.obj["track"])
     if code is not None:  # None: --dry-run, nothing graded
         raise SystemExit(code)
+
+
+def _boundary(ctx: click.Context, track: str | None, *, only, functions, all_tracks: bool, seeds: int, quiet: bool,
+              dry_run: bool) -> int | None:
+    """The boundary mutants of the chosen track(s), listed (``dry_run``: None) or verified (the exit code)."""
+    from checker.author.actions import StderrProgress
+    from checker.base.term import console
+    from checker.mutation.boundary import boundary_of_tracks, list_boundary, run_boundary
+    from checker.setting.tracks import all_tracks as every_track
+    from checker.setting.tracks import track_named
+
+    tracks = list(every_track().values()) if all_tracks else [track_named(track) if track else ctx.obj["track"]]
+    chosen = boundary_of_tracks(tracks, only=only, functions=functions)
+    if dry_run:
+        list_boundary(chosen, console())
+        return None
+    return run_boundary(chosen, seeds=seeds, out=console(), progress=lambda total: StderrProgress(total, quiet))
