@@ -5,6 +5,7 @@ from __future__ import annotations
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
 from checker.checks.common import LOSS_FN_UNUSED, grad_ok, num
+from checker.checks.confirm import confirms, witness_epochs, witness_marks
 
 CLIP_NORM, EPOCHS = 0.05, 2
 """Below every batch gradient's norm in this setting, so every step must be clipped."""
@@ -70,12 +71,25 @@ NORM_NONFINITE = Message(
 def norm(loop, lab) -> dict:
     from checker.setting.instruments import Rig, parameters_of, step_gradients
 
-    rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
+    rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True, anchored=True)
+    witness = rig.witness()
     loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, clip_norm=CLIP_NORM,
              device=rig.device)
     calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
     rows = step_gradients(rig.tape, parameters_of(rig.model), clip_norm=CLIP_NORM)
-    return {"clip": CLIP_NORM, "loss_calls": calls, "rows": rows}
+    return {"clip": CLIP_NORM, "loss_calls": calls, "rows": rows, "witness": witness.figures()}
+
+
+@confirms("clip.norm")
+def _(measured: dict, lab) -> dict:
+    """The rows again, from the child's witness (checker.checks.confirm), in a trusted process."""
+    from checker.setting.instruments import Rig, parameters_of, replay, step_gradients
+
+    rig = Rig(lab, optimizer="recording-sgd", anchored=True)
+    tape = replay(witness_marks(measured), rig.model, sgd=True, device=rig.device, epochs=witness_epochs(measured))
+    calls = len([e for e in tape.of("loss") if e["grad_enabled"]])
+    return {"clip": CLIP_NORM, "loss_calls": calls,
+            "rows": step_gradients(tape, parameters_of(rig.model), clip_norm=CLIP_NORM)}
 
 
 @norm.judge

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
+from checker.checks.confirm import confirms
 
 ADAM_TITLE = Message(en="Adam generalises to validation", es="Adam generaliza a validación")
 ADAM_OK = Message(
@@ -28,7 +29,7 @@ ADAM_SHORT = Message(
 
 @check("converge.adam", family="converge", calls=("fit", "make_optimizer"), title=ADAM_TITLE, cost=180, timeout=40.0)
 def adam(loop, lab) -> dict:
-    from checker.setting.instruments import Rig, epoch_means
+    from checker.setting.instruments import Rig, epoch_means, final_state
 
     t = lab.track.thresholds
     rig = Rig(lab, optimizer="adam", lr=t.converge_lr, batch_size=t.batch_size)
@@ -37,7 +38,21 @@ def adam(loop, lab) -> dict:
     loss, acc = rig.figures(*rig.val)
     means = epoch_means(rig.tape)
     return {"epochs": t.converge_epochs, "ran": len(means), "acc": acc, "loss": loss, "n": len(rig.val[1]),
-            "train": means[-1] if means else None}
+            "train": means[-1] if means else None, "final": final_state(rig.model)}
+
+
+@confirms("converge.adam")
+def _(measured: dict, lab) -> dict:
+    """Validation loss and accuracy again, in a trusted process, from the weights the child's model ended with."""
+    from checker.setting.instruments import Rig, load_state
+
+    t = lab.track.thresholds
+    rig = Rig(lab, optimizer="sgd", lr=t.converge_lr)
+    load_state(rig.model, measured.get("final"))
+    loss, acc = rig.figures(*rig.val)
+    ran, train = measured.get("ran"), measured.get("train")
+    return {"epochs": t.converge_epochs, "ran": ran if isinstance(ran, int) and not isinstance(ran, bool) else 0,
+            "acc": acc, "loss": loss, "n": len(rig.val[1]), "train": train if isinstance(train, float) else None}
 
 
 @adam.judge

@@ -5,6 +5,7 @@ from __future__ import annotations
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import LOSS_FN_UNUSED, close, is_nan, num
+from checker.checks.confirm import confirms, witness_epochs, witness_marks
 
 STUCK = 1e-4
 """A change smaller than this share of the loss is float noise, not a fall (the reference falls by > 1%)."""
@@ -54,8 +55,9 @@ def falls(loop, lab) -> dict:
     from checker.setting.instruments import Rig, epoch_means
 
     t = lab.track.thresholds
-    rig = Rig(lab, lr=t.falls_lr)
+    rig = Rig(lab, lr=t.falls_lr, anchored=True)
     rig.optimizer = loop.make_optimizer(rig.model, name="sgd", lr=t.falls_lr)  # the file's own optimizer
+    witness = rig.witness(steps=False)
     history = loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, t.falls_epochs, device=rig.device)
     calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
     # what the file itself reported per epoch (its history's train_loss, plain numbers only): the figures a
@@ -63,7 +65,24 @@ def falls(loop, lab) -> dict:
     rows = history if isinstance(history, list) else []
     reported = [r.get("train_loss") if isinstance(r, dict) else None for r in rows]
     reported = [x if isinstance(x, int | float) and not isinstance(x, bool) else None for x in reported]
-    return {"epochs": t.falls_epochs, "losses": epoch_means(rig.tape), "loss_calls": calls, "reported": reported}
+    return {"epochs": t.falls_epochs, "losses": epoch_means(rig.tape), "loss_calls": calls, "reported": reported,
+            "witness": witness.figures()}
+
+
+@confirms("loss.falls")
+def _(measured: dict, lab) -> dict:
+    """The epochs' mean losses again, from the child's witness (checker.checks.confirm), in a trusted process: each
+    batch's loss taken again on the weights it was computed with, the first of them the anchored initial ones."""
+    from checker.setting.instruments import Rig, epoch_means, replay
+
+    t = lab.track.thresholds
+    rig = Rig(lab, lr=t.falls_lr, anchored=True)
+    tape = replay(witness_marks(measured), rig.model, device=rig.device, epochs=witness_epochs(measured),
+                  chained=False)
+    reported = measured.get("reported")
+    return {"epochs": t.falls_epochs, "losses": epoch_means(tape),
+            "loss_calls": len([e for e in tape.of("loss") if e["grad_enabled"]]),
+            "reported": reported if isinstance(reported, list) else []}
 
 
 @falls.judge

@@ -10,6 +10,7 @@ from __future__ import annotations
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import LOSS_FN_UNUSED, grad_ok, num
+from checker.checks.confirm import confirms, witness_epochs, witness_marks
 
 EPOCHS = 2
 
@@ -120,12 +121,24 @@ FRESH_NONFINITE = Message(
 def fresh_grads(loop, lab) -> dict:
     from checker.setting.instruments import Rig, parameters_of, step_gradients
 
-    rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True)
+    rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True, anchored=True)
+    witness = rig.witness()
     for _ in range(EPOCHS):
         loop.train_epoch(rig.model, rig.loader, rig.optimizer, rig.loss_fn, device=rig.device)
     losses = [e for e in rig.tape.of("loss") if e["grad_enabled"]]
     rows = step_gradients(rig.tape, parameters_of(rig.model))
-    return {"epochs": EPOCHS, "loss_calls": len(losses), "rows": rows}
+    return {"epochs": EPOCHS, "loss_calls": len(losses), "rows": rows, "witness": witness.figures()}
+
+
+@confirms("steps.fresh_grads")
+def _(measured: dict, lab) -> dict:
+    """The rows again, from the child's witness (checker.checks.confirm), in a trusted process."""
+    from checker.setting.instruments import Rig, parameters_of, replay, step_gradients
+
+    rig = Rig(lab, optimizer="recording-sgd", anchored=True)
+    tape = replay(witness_marks(measured), rig.model, sgd=True, device=rig.device, epochs=witness_epochs(measured))
+    losses = [e for e in tape.of("loss") if e["grad_enabled"]]
+    return {"epochs": EPOCHS, "loss_calls": len(losses), "rows": step_gradients(tape, parameters_of(rig.model))}
 
 
 @fresh_grads.judge

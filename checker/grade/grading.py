@@ -19,6 +19,8 @@ Three concerns, kept apart:
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
@@ -27,6 +29,7 @@ from typing import Any
 from checker.base.i18n import Message
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
+from checker.checks.confirm import CONFIRM, UNCONFIRMED
 from checker.grade.integrity import review_reasons
 from checker.grade.worker import LOAD_TIMEOUT as LOAD_SECONDS
 from checker.grade.worker import draw_index, job_seconds, reference_seconds
@@ -91,6 +94,24 @@ HUNG = Message(
 BAD_FIGURES = Message(
     en="the figures measured for this check are malformed ({error})",
     es="las cifras medidas para esta comprobación están mal formadas ({error})",
+)
+UNCONFIRMED_FIGURES = Message(
+    en="the figures your loop's process reported for this check could not be confirmed outside it ({why}), so the "
+    "check does not pass",
+    es="las cifras que el proceso de tu bucle informó para esta comprobación no se pudieron confirmar fuera de él "
+    "({why}), así que la comprobación no pasa",
+)
+NOT_CONFIRMED = Message(
+    en="the process that confirms this check's figures outside your loop's process gave no answer ({why}), so the "
+    "check does not pass (a fault in kata, not in your loop: please report it)",
+    es="el proceso que confirma las cifras de esta comprobación fuera del proceso de tu bucle no dio respuesta "
+    "({why}), así que la comprobación no pasa (un fallo de kata, no de tu bucle: por favor, avísanos)",
+)
+FORGED_FIGURES = Message(
+    en="{check}: the figures this file's own process reported pass, but the same run recomputed outside that process "
+    "fails: it reported figures its run did not produce (forged events)",
+    es="{check}: las cifras que informó el propio proceso de este archivo pasan, pero la misma ejecución recalculada "
+    "fuera de ese proceso falla: informó cifras que su ejecución no produjo (eventos falsificados)",
 )
 NO_REFERENCE = Message(
     en="the reference process could not compute this check's answer ({why}); nothing can be compared, so the "
@@ -291,6 +312,13 @@ class _State:
         self.results: dict[str, CheckResult] = {}
         self.differential: dict[str, tuple[dict, float]] = {}
         """A differential check's figures, waiting for the reference's answer."""
+        self.confirming: dict[str, tuple[dict, float]] = {}
+        """A confirmed check's figures as the child reported them, waiting for a trusted process to recompute them
+        (``checker.checks.confirm``)."""
+        self.anchor: int | None = None
+        """The parent's draw that anchors the initial weights of the checks it confirms."""
+        self.sent: set[str] = set()
+        """Confirmed checks whose figures went to a trusted process."""
         self.timeouts = 0
         """Timeouts no protocol function explains."""
         self.hung: dict[str, tuple[str, float]] = {}
@@ -317,7 +345,7 @@ class _State:
         return res
 
     def settled(self, cid: str) -> bool:
-        return cid in self.results or cid in self.differential
+        return cid in self.results or cid in self.differential or cid in self.confirming
 
 
 # ---------------------------------------------------------------------------- the grader
@@ -359,8 +387,16 @@ class _Grader:
     def _job(self, st: _State, group: list[str], limits: Limits, early: bool = False) -> Job:
         draw = st.reference.draw if st.reference is not None else None
         st.running += 1
-        return Job(Task("checker.grade.worker:check_target", (st.sub.source, st.sub.filename, group, self.lab, draw)),
-                   limits, tag=(st, group), early=early, seconds=job_seconds(group, limits.step_timeout))
+        args = (st.sub.source, st.sub.filename, group, self.lab, draw, st.anchor)
+        return Job(Task("checker.grade.worker:check_target", args), limits, tag=(st, group), early=early,
+                   seconds=job_seconds(group, limits.step_timeout))
+
+    def _confirm_job(self, st: _State, ids: list[str]) -> Job:
+        """A trusted process that recomputes ``ids``' figures from the witnesses ``st``'s child reported."""
+        st.running += 1
+        items = [(cid, st.confirming[cid][0]) for cid in ids]
+        return Job(Task("checker.grade.worker:confirm_target", (items, self.lab, st.anchor)), self.limits,
+                   tag=("confirm", st, ids), seconds=job_seconds(ids, self.limits.step_timeout))
 
     # -- events into results
 
@@ -379,6 +415,9 @@ class _Grader:
         if job.tag[0] == "reference":
             self._on_reference_event(job.tag[1], event)
             return
+        if job.tag[0] == "confirm":
+            self._on_confirmed(job.tag[1], event)
+            return
         st: _State = job.tag[0]
         if isinstance(event, Isolation):
             st.isolation(event)
@@ -395,11 +434,7 @@ class _Grader:
         if st.report.error is not None or cid not in REGISTRY or cid not in st.ids or st.settled(cid):
             return  # a repeated or unasked-for figure is never taken (a forged second answer changes nothing)
         if isinstance(event, Measured):
-            st.returned.update(REGISTRY[cid].calls)
-            if REGISTRY[cid].reference:
-                st.differential[cid] = (event.measured, event.seconds)
-                return
-            self._emit(st, self._judged(st, cid, event.measured, event.seconds))
+            self._take_measured(st, cid, event)
         else:
             self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=event.error),
                                      {"exception": event.type, "error": event.error}, event.seconds))
@@ -422,6 +457,38 @@ class _Grader:
         else:
             last = [line for line in event.error.strip().splitlines() if line.strip()][-1:]
             run.failures[event.check] = f"{event.type}: {last}"
+
+    def _take_measured(self, st: _State, cid: str, event: Measured) -> None:
+        st.returned.update(REGISTRY[cid].calls)
+        if cid in CONFIRM:  # judged once a trusted process has recomputed its figures
+            st.confirming[cid] = (event.measured, event.seconds)
+        elif REGISTRY[cid].reference:  # judged once the reference's answer is in
+            st.differential[cid] = (event.measured, event.seconds)
+        else:
+            self._emit(st, self._judged(st, cid, event.measured, event.seconds))
+
+    def _on_confirmed(self, st: _State, event: Event) -> None:
+        """A trusted process's figures for a confirmed check: the verdict is judged on them. Where the child's own
+        figures pass and these fail, the child reported what its run did not produce: held for review."""
+        if not isinstance(event, Measured) or event.check not in st.confirming or event.check in st.results:
+            return
+        cid, trusted = event.check, event.measured
+        reported, seconds = st.confirming[cid]
+        if UNCONFIRMED in trusted:
+            why = str(trusted[UNCONFIRMED])
+            self._emit(st, st.result(cid, FAIL, UNCONFIRMED_FIGURES.render(self.lang, why=why), trusted, seconds))
+            return
+        res = self._judged(st, cid, trusted, seconds)
+        if not res.passed and self._passes(cid, reported):
+            st.report.integrity.append(FORGED_FIGURES.render(self.lang, check=cid))
+        self._emit(st, res)
+
+    def _passes(self, cid: str, measured: dict) -> bool:
+        try:
+            with judging(self.lab.track):
+                return bool(REGISTRY[cid].judge(measured).passed)
+        except Exception:  # noqa: BLE001 - figures the judge cannot read pass nothing
+            return False
 
     def _reference_done(self, run: _ReferenceRun, why: str, batch: _ReferenceBatch) -> None:
         """``batch``'s process is done with ``run`` (``why``: what its unanswered checks say); the run is done
@@ -458,6 +525,9 @@ class _Grader:
     # -- the rerun policy
 
     def on_outcome(self, outcome: Outcome) -> None:
+        if outcome.job.tag[0] == "confirm":
+            self._confirm_outcome(outcome)
+            return
         if outcome.job.tag[0] == "reference":
             batch: _ReferenceBatch = outcome.job.tag[1]
             why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
@@ -471,6 +541,25 @@ class _Grader:
         missing = [c for c in group if not st.settled(c)]
         if st.report.error is None and missing:
             self._after_failure(st, outcome, missing)
+        self._confirm_next(st)
+        if st.running == 0 and (st.reference is None or st.reference.done) and not st.finished:
+            self._finish(st)
+
+    def _confirm_next(self, st: _State) -> None:
+        """The confirmed checks ``st``'s children measured so far go to a trusted process, in the next round (once
+        every child of this one is gone)."""
+        to_confirm = [c for c in st.confirming if c not in st.results and c not in st.sent]
+        if st.report.error is None and to_confirm:
+            st.sent.update(to_confirm)
+            self.reruns.append(self._confirm_job(st, to_confirm))
+
+    def _confirm_outcome(self, outcome: Outcome) -> None:
+        _, st, ids = outcome.job.tag
+        st.running -= 1
+        why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
+        for cid in ids:
+            if cid not in st.results:
+                self._emit(st, st.result(cid, ERROR, NOT_CONFIRMED.render(self.lang, why=why)))
         if st.running == 0 and (st.reference is None or st.reference.done) and not st.finished:
             self._finish(st)
 
@@ -514,6 +603,9 @@ class _Grader:
         st.finished = True
         if st.report.error is None:
             ref = st.reference
+            for cid in st.confirming:
+                if cid not in st.results:  # no trusted process recomputed them: never a pass
+                    self._emit(st, st.result(cid, ERROR, NOT_CONFIRMED.render(self.lang, why="not run")))
             for cid, (measured, seconds) in st.differential.items():
                 if ref is not None and cid in ref.answers:
                     self._emit(st, self._judged(st, cid, measured, seconds, ref.answers[cid]))
@@ -623,6 +715,7 @@ def grade(
                 ref = references[key] = _ReferenceRun(this_draw, [])
             ref.ids.extend(c for c in wanted if c not in ref.ids)
         state = _State(sub, own, lang, ref)
+        state.anchor = _anchor(sub, draw, secret)
         state.report.reproducible = sub.draw is not None or draw is not None or secret is not None
         states.append(state)
     for ref in references.values():
@@ -640,6 +733,19 @@ def grade(
                 st.reference.done = True
             grader._finish(st)
     return [st.report for st in states]
+
+
+def _anchor(sub: Submission, draw: Any, secret: bytes | None) -> int:
+    """The draw that anchors a submission's confirmed checks (``checker.checks.confirm``): from the grading secret
+    and the file's code (a regrade repeats it), else from the draw given (tests), else fresh."""
+    if secret is not None:
+        seed = hashlib.blake2b(sub.source.encode("utf-8"), key=secret[:64], person=b"kata-anchor").digest()
+    elif sub.draw is not None or draw is not None:
+        given = sub.draw if sub.draw is not None else draw
+        seed = hashlib.blake2b(repr(given).encode(), person=b"kata-anchor").digest()
+    else:
+        return secrets.randbits(62)
+    return int.from_bytes(seed[:8], "big") >> 2
 
 
 def grade_one(source: str, filename: str, lab, **kwargs: Any) -> Report:

@@ -126,14 +126,18 @@ def describe_exception(exc: BaseException, filename: str) -> str:
     return learner_traceback(exc, filename)
 
 
-def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw=None) -> Callable[[Reporter], None]:
-    """Load the learner's file and measure ``check_ids`` on it; ``draw``: the differential checks' arguments."""
+def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw=None,
+                 anchor: int | None = None) -> Callable[[Reporter], None]:
+    """Load the learner's file and measure ``check_ids`` on it; ``draw``: the differential checks' arguments;
+    ``anchor``: the parent's draw that moves the initial weights of the checks it confirms (``checker.checks.confirm``),
+    so that no figures recorded from another run stand in for this one's."""
 
     def target(rep: Reporter) -> None:
         from checker.checks import REGISTRY
 
         child_setup()
         lab.draw = draw
+        lab.anchor = anchor
         # arms the reporter's tamper guard: it looks before every event
         module = _load(source, filename, rep, lab.track)
         if module is None:
@@ -155,6 +159,26 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw
                     "event": "measured", "check": cid, "measured": measured,
                     "seconds": time.perf_counter() - started,
                 })
+
+    return target
+
+
+def confirm_target(items: Sequence[tuple[str, dict]], lab, anchor: int | None) -> Callable[[Reporter], None]:
+    """A trusted process (it loads no learner file): each check's figures recomputed from the witness its learner's
+    child reported (``checker.checks.confirm``), sent as that check's ``measured``."""
+    items = list(items)
+
+    def target(rep: Reporter) -> None:
+        from checker.checks import REGISTRY
+        from checker.checks.confirm import confirm
+
+        child_setup()
+        lab.anchor = anchor
+        for cid, measured in items:
+            rep.start(cid, timeout=REGISTRY[cid].timeout)
+            started = time.perf_counter()
+            rep.send({"event": "measured", "check": cid, "measured": confirm(cid, measured, lab),
+                      "seconds": time.perf_counter() - started})
 
     return target
 

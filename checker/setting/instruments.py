@@ -15,7 +15,9 @@ starts, a loss is computed, the optimizer steps, the model runs forward) is kept
 - :class:`SavedTensorMeter`: bytes of tensors currently saved by live autograd graphs;
 - :class:`HostTensor`: a tensor that loses its tag on ``.to()``/``.cpu()``/``.cuda()``, so a
   dropped ``x.to(device)`` is visible even when ``device`` is the CPU;
-- :class:`Rig`: the usual set of the above, assembled for one check.
+- :class:`Rig`: the usual set of the above, assembled for one check;
+- :class:`Witness`: what a trusted process needs to recompute a check's figures (:func:`replay`), so that no
+  verdict rests only on figures the learner's own process reports.
 
 These run only in the sandboxed child, next to the learner's code.
 """
@@ -228,9 +230,12 @@ class SpyLoss(nn.CrossEntropyLoss):
         super().__init__()
         self.tape = tape
         self.params = list(params) if params is not None else None
+        self.witness: Witness | None = None
 
     def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         loss = super().forward(input, target)
+        if self.witness is not None and not self.tape.muted:
+            self.witness.loss(input, target, torch.is_grad_enabled())
         event = self.tape.add(
             "loss",
             n=int(target.shape[0]) if target.dim() else 1,
@@ -541,10 +546,13 @@ class Rig:
         self, lab, *, optimizer: str = "sgd", lr: float = 0.1, dropout: float | None = None,
         seed: int = 0, batch_size: int | None = None, X: torch.Tensor | None = None, y: torch.Tensor | None = None,
         keep_grads: bool = False, loss_grads: bool = False, probe: bool = False, tagged: bool = False,
+        anchored: bool = False,
     ):
         self.device = getattr(lab, "device", "cpu")
         self.tape = Tape()
         self.model = lesson_mlp(seed, dropout=dropout, device=self.device, track=lab.track)
+        if anchored:  # weights no earlier run had: a recorded run's figures cannot stand in for this one's
+            anchor(self.model, getattr(lab, "anchor", None))
         X = lab.data.X_train if X is None else X
         y = lab.data.y_train if y is None else y
         self.X_val, self.y_val = lab.data.X_val, lab.data.y_val
@@ -571,6 +579,14 @@ class Rig:
     @property
     def val(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.X_val, self.y_val
+
+    def witness(self, steps: bool = True) -> Witness:
+        """Start recording what :func:`replay` needs (every forward pass, loss and, with ``steps``, optimizer step)."""
+        witness = Witness(self.model, self.tape)
+        self.loss_fn.witness = witness
+        if steps:
+            witness.watch(self.optimizer)
+        return witness
 
     def figures(self, X: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
         """The model's true mean cross-entropy and accuracy on ``(X, y)``, in eval mode, no graph."""
@@ -655,3 +671,257 @@ def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float 
         })
         prev_got = got
     return rows
+
+
+# ---------------------------------------------------------------------------- witness and replay
+
+ANCHOR_SCALE = 1e-3
+"""How far :func:`anchor` moves each initial weight (a standard deviation): far beyond float noise, so a run from
+other weights cannot pass for this one, and far below what changes how the lesson's model trains."""
+
+
+def anchor(model: nn.Module, value: int | None) -> None:
+    """Move ``model``'s parameters by a small draw seeded by ``value`` (the parent's, per grading; None: nothing)."""
+    if value is None:
+        return
+    generator = torch.Generator().manual_seed(int(value))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_((torch.randn(p.shape, generator=generator, dtype=p.dtype) * ANCHOR_SCALE).to(p.device))
+
+
+def _flat_list(tensors) -> list[float]:
+    parts = [t.detach().reshape(-1).to("cpu", torch.float64) for t in tensors]
+    return torch.cat(parts).tolist() if parts else []
+
+
+def _rng_state(device: torch.device | None) -> str:
+    if device is not None and device.type == "cuda":
+        return "cuda:" + bytes(torch.cuda.get_rng_state(device).tolist()).hex()
+    return "cpu:" + bytes(torch.get_rng_state().tolist()).hex()
+
+
+class Witness:
+    """What a trusted process needs to recompute the figures of a check (:func:`replay`): the learner's process may
+    make its tensors right, never report them right.
+
+    ``marks``, in order: a ``forward`` per call of the whole model (its parameters and buffers before the call, each
+    module's mode, grad mode, torch's generator where the model has dropout, the input), a ``loss`` per call of the
+    spy loss (the forward whose output it took, the target) and a ``step`` per optimizer step (the parameters before
+    and after, each gradient, the lrs).
+    """
+
+    def __init__(self, model: nn.Module, tape: Tape):
+        self.model, self.tape = model, tape
+        self.marks: list[dict[str, Any]] = []
+        self.random = any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules())
+        self._pending: list[dict[str, Any]] = []
+        self._last: Any = None
+        self._forwards = 0
+        self._handles = [model.register_forward_pre_hook(self._pre), model.register_forward_hook(self._post)]
+
+    def _pre(self, module, args) -> None:
+        x = args[0] if args else None
+        if not isinstance(x, torch.Tensor):
+            self._pending.append({})
+            return
+        self._pending.append({
+            "kind": "forward", "epoch": self.tape.epoch, "grad": torch.is_grad_enabled(),
+            "params": _flat_list(module.parameters()), "buffers": _flat_list(module.buffers()),
+            "modes": [m.training for m in module.modules()], "x": untag(x).detach().to("cpu").tolist(),
+            "rng": _rng_state(x.device) if self.random else None,
+        })
+
+    def _post(self, module, args, output) -> None:
+        mark = self._pending.pop() if self._pending else {}
+        if self.tape.muted or not mark or not isinstance(output, torch.Tensor):
+            return
+        self.marks.append(mark)
+        self._forwards += 1
+        self._last = (self._forwards - 1, weakref.ref(output), output.detach().clone())
+
+    def loss(self, input: torch.Tensor, target: torch.Tensor, grad: bool) -> None:
+        forward = None
+        if self._last is not None:
+            index, ref, values = self._last
+            if ref() is input or (input.shape == values.shape and torch.equal(untag(input).detach(), values)):
+                forward = index
+        self.marks.append({"kind": "loss", "epoch": self.tape.epoch, "forward": forward, "grad": grad,
+                           "y": untag(target).detach().to("cpu").tolist()})
+
+    def watch(self, optimizer) -> None:
+        before: list[list[float]] = []
+
+        def pre(opt, args, kwargs) -> None:
+            if not before:
+                before.append(_flat_list(p for group in opt.param_groups for p in group["params"]))
+
+        def post(opt, args, kwargs) -> None:
+            # once per step: a subclass's step() that calls its base's, both wrapped by torch, fires the hooks twice
+            if self.tape.muted or not before:
+                return
+            start = before.pop()
+            params = [p for group in opt.param_groups for p in group["params"]]
+            self.marks.append({
+                "kind": "step", "epoch": self.tape.epoch, "before": start, "after": _flat_list(params),
+                "lrs": [float(group["lr"]) for group in opt.param_groups],
+                "grads": [None if p.grad is None else p.grad.detach().reshape(-1).to("cpu", torch.float64).tolist()
+                          for p in params],
+            })
+
+        self._handles += [optimizer.register_step_pre_hook(pre), optimizer.register_step_post_hook(post)]
+
+    def figures(self) -> dict[str, Any]:
+        """The marks, as the plain figures a child reports, and the epochs the loader was iterated."""
+        return {"marks": self.marks, "epochs": self.tape.epoch}
+
+
+class Unconfirmed(Exception):
+    """A witness that does not hold together; the message says where (it is shown)."""
+
+
+EPS32 = float(torch.finfo(torch.float32).eps)
+
+
+def _tensor(values: Any, like: torch.Tensor | None = None, size: int | None = None) -> torch.Tensor:
+    try:
+        t = torch.tensor(values, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise Unconfirmed(f"a figure that is not a list of numbers ({type(exc).__name__})") from None
+    if size is not None and t.numel() != size:
+        raise Unconfirmed(f"{t.numel()} values where the model has {size}")
+    return t.reshape(like.shape).to(like.dtype) if like is not None else t
+
+
+def _load(model: nn.Module, mark: dict, device: str) -> None:
+    params, buffers = list(model.parameters()), list(model.buffers())
+    flat = _tensor(mark["params"], size=sum(p.numel() for p in params))
+    bufs = _tensor(mark["buffers"], size=sum(b.numel() for b in buffers))
+    modes = mark["modes"]
+    modules = list(model.modules())
+    if not isinstance(modes, list) or len(modes) != len(modules):
+        raise Unconfirmed("the modules' modes do not match the model")
+    with torch.no_grad():
+        for tensors, values in ((params, flat), (buffers, bufs)):
+            offset = 0
+            for t in tensors:
+                t.copy_(values[offset:offset + t.numel()].reshape(t.shape).to(t.dtype))
+                offset += t.numel()
+    for module, mode in zip(modules, modes, strict=True):
+        module.training = bool(mode)
+    rng = mark.get("rng")
+    if isinstance(rng, str) and ":" in rng:
+        kind, _, hexed = rng.partition(":")
+        try:
+            state = torch.tensor(list(bytes.fromhex(hexed)), dtype=torch.uint8)
+            if kind == "cuda":
+                torch.cuda.set_rng_state(state, device)
+            else:
+                torch.set_rng_state(state)
+        except (ValueError, RuntimeError):
+            raise Unconfirmed("a generator state torch does not take") from None
+
+
+def final_state(model: nn.Module) -> dict[str, list[float]]:
+    """The weights and buffers ``model`` holds now, as plain figures (:func:`load_state` takes them back)."""
+    return {"params": _flat_list(model.parameters()), "buffers": _flat_list(model.buffers())}
+
+
+def load_state(model: nn.Module, state: Any) -> None:
+    """Put the figures of :func:`final_state` back into ``model`` (the same architecture); ``Unconfirmed`` if they do
+    not fit it."""
+    if not isinstance(state, dict):
+        raise Unconfirmed("the model's final weights were not reported")
+    _load(model, {"params": state.get("params"), "buffers": state.get("buffers"),
+                  "modes": [m.training for m in model.modules()]}, str(next(model.parameters()).device))
+
+
+def _same(got: torch.Tensor, want: torch.Tensor) -> bool:
+    return got.shape == want.shape and bool(torch.equal(got.to(torch.float32), want.to(torch.float32)))
+
+
+def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cpu", epochs: int = 0,
+           chained: bool = True) -> Tape:
+    """Recompute, in a trusted process, the tape a check's instruments wrote in the child, from its witness marks.
+
+    ``model``: the check's model with its initial weights, built here (anchored as the child's was). Each forward is
+    run again from the parameters it reports, which must be the initial ones, then what the last step left (or the
+    forward before): a weight that changed outside ``optimizer.step()`` breaks the chain. Each loss is taken again on
+    the output of the forward it names (its value, and its gradient with respect to the parameters); with ``sgd``
+    (the checker's own SGD: no momentum, no decay) each step's parameters after must be those before minus lr times
+    the gradients it reports. ``chained=False`` (the loop's own optimizer: its update rule is its own) holds only
+    the first forward pass to the initial weights. ``Unconfirmed`` says where the witness does not hold together.
+    """
+    if not isinstance(marks, list):
+        raise Unconfirmed("no witness was reported")
+    params = list(model.parameters())
+    size = sum(p.numel() for p in params)
+    expected = _tensor(_flat_list(params))
+    tape = Tape()
+    output: torch.Tensor | None = None
+    forwards = 0
+    for i, mark in enumerate(marks, start=1):
+        kind = mark.get("kind") if isinstance(mark, dict) else None
+        epoch = mark.get("epoch") if isinstance(mark, dict) else None
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < tape.epoch:
+            raise Unconfirmed(f"mark {i}: an epoch out of order")
+        tape.epoch = epoch
+        try:
+            if kind == "forward":
+                if (chained or not forwards) and not _same(_tensor(mark["params"], size=size), expected):
+                    raise Unconfirmed(f"forward pass {forwards + 1} (epoch {epoch}) ran on weights that neither the "
+                                      "initial ones nor the last optimizer step left")
+                _load(model, mark, device)
+                x = _tensor(mark["x"]).to(torch.float32).to(device)
+                with torch.set_grad_enabled(bool(mark["grad"])):
+                    output = model(x)
+                forwards += 1
+            elif kind == "loss":
+                if mark["forward"] != forwards - 1 or output is None:
+                    raise Unconfirmed(f"a loss (epoch {epoch}) not computed on the model's latest output")
+                _replay_loss(tape, output, mark, params, device)
+            elif kind == "step":
+                expected = _replay_step(tape, mark, params, expected, size, sgd)
+            else:
+                raise Unconfirmed(f"mark {i}: an unknown kind")
+        except (KeyError, TypeError, IndexError) as exc:
+            raise Unconfirmed(f"mark {i}: {type(exc).__name__}") from None
+    tape.epoch = max(tape.epoch, epochs)  # the last epochs may have seen no batch
+    return tape
+
+
+def _replay_loss(tape: Tape, output: torch.Tensor, mark: dict, params: list[torch.Tensor], device: str) -> None:
+    y = _tensor(mark["y"]).to(torch.int64).to(device)
+    grad = bool(mark["grad"])
+    with torch.set_grad_enabled(grad):
+        loss = nn.functional.cross_entropy(output, y)
+    event = tape.add("loss", n=int(y.shape[0]) if y.dim() else 1, value=float(loss.detach()), grad_enabled=grad)
+    if grad and loss.requires_grad:
+        grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
+        event["grads"] = [None if g is None else g.detach().clone() for g in grads]
+
+
+def _replay_step(tape: Tape, mark: dict, params: list[torch.Tensor], expected: torch.Tensor, size: int,
+                 sgd: bool) -> torch.Tensor:
+    before = _tensor(mark["before"], size=size)
+    after = _tensor(mark["after"], size=size)
+    if not _same(before, expected):
+        raise Unconfirmed(f"an optimizer step (epoch {tape.epoch}) started from weights that neither the initial "
+                          "ones nor the last step left")
+    raw = mark["grads"]
+    if not isinstance(raw, list) or len(raw) != len(params):
+        raise Unconfirmed("a step's gradients do not match the model")
+    grads = [None if g is None else _tensor(g, p, size=p.numel()) for g, p in zip(raw, params, strict=True)]
+    if sgd:
+        lrs = mark["lrs"]
+        if not isinstance(lrs, list) or len(lrs) != 1 or not isinstance(lrs[0], int | float):
+            raise Unconfirmed("a step with other learning rates than the checker's optimizer has")
+        moved = torch.cat([(g if g is not None else torch.zeros_like(p)).detach().reshape(-1).double()
+                           for g, p in zip(grads, params, strict=True)]) * float(lrs[0])
+        predicted = before - moved
+        room = 4 * EPS32 * torch.maximum(torch.maximum(before.abs(), after.abs()), moved.abs()) + 1e-30
+        if not bool(((after - predicted).abs() <= room).all()):
+            raise Unconfirmed(f"an optimizer step (epoch {tape.epoch}) moved the weights by other than lr times "
+                              "the gradients it reports")
+    tape.add("step", grads=grads, lrs=mark["lrs"])
+    return after
