@@ -201,10 +201,12 @@ def job_identity() -> tuple[int, int] | None:
 
 def warm() -> None:
     """What children need computed before they are forked (they may not read it after their covers): the
-    interpreter's and kata's code folders, and whether others can read them. Call once in the process that
-    forks children (kata's parent, or a zygote); ``make_private_dir`` and ``job_identity`` call it too."""
+    interpreter's and kata's code folders, whether others can read them, and the entries of / to close. Call
+    once in the process that forks children (kata's parent, or a zygote); ``make_private_dir`` and
+    ``job_identity`` call it too."""
     _code_roots()
     code_readable_by_others()
+    closed_roots()
 
 
 def make_private_dir(identity: tuple[int, int] | None) -> str:
@@ -411,14 +413,17 @@ def _install_seccomp() -> bool:
 
 def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
                  identity: tuple[int, int] | None = None, network: bool = False,
-                 hide: Iterable[str] = ()) -> dict[str, object]:
+                 hide: Iterable[str] = (), memory_bytes: int | None = None) -> dict[str, object]:
     """Run in the forked child, before the job's target: every layer the platform allows.
 
     ``keep_fds``: descriptors besides 0, 1, 2 to keep (the event pipe). ``private_dir``: the child's own
     temporary folder (TMPDIR, HOME, the working folder). ``identity``: (uid, gid) to drop to (kata is
     root). ``network``: keep the network (no new namespace). ``hide``: folders and files the child must not
-    see (kata's data, the class folder: ``checker.setting.tracks.hidden_paths``). Returns the layers that took
-    effect (``isolation_level`` sums them up).
+    see even where they lie inside what it may (kata's data, the class folder:
+    ``checker.setting.tracks.hidden_paths``); everything outside the system's folders is closed anyway
+    (``closed_roots``) but what it needs (``_keep_paths``). ``memory_bytes``: the job's memory limit, which the
+    scratch folders share (``scratch_size``). Returns the layers that took effect (``isolation_level`` sums
+    them up).
     """
     global _HIDDEN, _PRIVATE
     active: dict[str, object] = {}
@@ -428,13 +433,66 @@ def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
     _HIDDEN = tuple(os.path.realpath(h) for h in hide)
     _close_descriptors(keep_fds)
     active["descriptors"] = True
-    if identity is not None:  # counted per uid: only meaningful for a uid of the child's own
-        _lower(resource.RLIMIT_NPROC, NPROC)
+    own_users = _own_user_namespace()
+    _limits(identity is not None or own_users)
+    active["rlimits"] = True
+    _private_folder(private_dir, active)
+    root = os.geteuid() == 0 and not own_users
+    # a mount namespace: as root, or in a user namespace of the child's own where the kernel allows one
+    namespace = _unshare(CLONE_NEWNS) if root or own_users else _user_namespace()
+    if not namespace and not root:
+        active["filesystem_why"] = "no user namespace"
+    if not network:
+        active["network_namespace"] = _unshare(CLONE_NEWNET)
+    if namespace:
+        active["mount_namespace"] = "root" if root else "user namespace"
+        try:
+            whole = _mount_namespace(_HIDDEN, private_dir, active, scratch_size(memory_bytes))
+        except OSError as exc:
+            whole, active["filesystem_why"] = False, f"mounts failed ({exc})"
+        active["filesystem"] = "mount namespace" if whole else False
+        active["processes"] = _own_proc()
+    _drop(identity if root else None, namespace, active)
+    active["non_dumpable"] = _prctl(PR_SET_DUMPABLE, 0)
+    active["no_new_privs"] = _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # kata gone: the child goes too
+    if not active.get("filesystem") or not active.get("processes"):
+        _landlock_fallback(private_dir, active)
+    active["seccomp"] = _install_seccomp()
+    _ACTIVE.clear()
+    _ACTIVE.update(active)
+    return active
+
+
+def _limits(own_uid: bool) -> None:
+    """The rlimits. RLIMIT_NPROC counts every task of the uid (in the user namespace it is counted in, on Linux 5.14
+    and later): lowered to ``NPROC`` only where the uid is the child's own (as root) or counted in a user
+    namespace of the child's own; elsewhere to ``NPROC`` above what the uid already runs."""
+    _lower(resource.RLIMIT_NPROC, NPROC if own_uid else _tasks_of(os.getuid()) + NPROC)
     _lower(resource.RLIMIT_FSIZE, FILE_SIZE)
     _lower(resource.RLIMIT_NOFILE, OPEN_FILES)
     _lower(resource.RLIMIT_CPU, CPU_SECONDS)
     _lower(resource.RLIMIT_CORE, 0)
-    active["rlimits"] = True
+
+
+def _tasks_of(uid: int) -> int:
+    """How many tasks (threads included) processes of ``uid`` hold now, as far as /proc shows."""
+    count = 0
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry}/task"))
+        except OSError:
+            continue
+    return count
+
+
+def _private_folder(private_dir: str | None, active: dict[str, object]) -> None:
+    """The environment cleared, and the private folder the temporary one, HOME and the working folder."""
     minimal_environment(private_dir)
     active["environment"] = True
     if private_dir:
@@ -446,51 +504,35 @@ def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
         except OSError:
             pass
         active["private_dir"] = private_dir
-    root = os.geteuid() == 0
-    # a mount namespace: as root, or in a user namespace of the child's own where the kernel allows one
-    namespace = _unshare(CLONE_NEWNS) if root else _user_namespace()
-    if not namespace and not root:
-        active["filesystem_why"] = "no user namespace"
-    if not network:
-        active["network_namespace"] = _unshare(CLONE_NEWNET)
-    if namespace:
-        active["mount_namespace"] = "root" if root else "user namespace"
-        try:
-            whole = _mount_namespace(_HIDDEN, private_dir, active)
-        except OSError as exc:
-            whole, active["filesystem_why"] = False, f"mounts failed ({exc})"
-        active["filesystem"] = "mount namespace" if whole else False
-        active["processes"] = _own_proc()
-    if root and identity is not None and not namespace and not code_readable_by_others():
+
+
+def _drop(identity: tuple[int, int] | None, namespace: bool, active: dict[str, object]) -> None:
+    """Every capability dropped and, as root, the uid too (``identity``)."""
+    if identity is not None and not namespace and not code_readable_by_others():
         # no mount namespace to bind the interpreter back: keep reading it (reduced; the report says so)
         try:
             active["user"] = _drop_privileges(identity)
         except OSError:
             active["user"] = False
         active["capabilities"] = False
-    else:
-        try:
-            active["capabilities"] = _no_capabilities(identity if root else None)
-            if root and identity is not None:
-                active["user"] = "uid"
-        except OSError:
-            active["capabilities"] = False
-    active["non_dumpable"] = _prctl(PR_SET_DUMPABLE, 0)
-    active["no_new_privs"] = _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # kata gone: the child goes too
-    if not active.get("filesystem") or not active.get("processes"):
-        # no mount namespace, or no /proc of its own (a user namespace cannot mount one): Landlock
-        abi = _landlock(_HIDDEN, private_dir) if active["no_new_privs"] else 0
-        if abi:
-            if not active.get("filesystem"):
-                active["filesystem"] = f"landlock (ABI {abi})"
-                active["visible"] = []
-            if not active.get("processes"):
-                active["processes"] = "landlock"
-    active["seccomp"] = _install_seccomp()
-    _ACTIVE.clear()
-    _ACTIVE.update(active)
-    return active
+        return
+    try:
+        active["capabilities"] = _no_capabilities(identity)
+        if identity is not None:
+            active["user"] = "uid"
+    except OSError:
+        active["capabilities"] = False
+
+
+def _landlock_fallback(private_dir: str | None, active: dict[str, object]) -> None:
+    """No mount namespace, or no /proc of its own (a user namespace cannot mount one): Landlock."""
+    abi = _landlock(_HIDDEN, private_dir) if active["no_new_privs"] else 0
+    if abi:
+        if not active.get("filesystem"):
+            active["filesystem"] = f"landlock (ABI {abi})"
+            active["visible"] = []
+        if not active.get("processes"):
+            active["processes"] = "landlock"
 
 
 _ACTIVE: dict[str, object] = {}
@@ -515,8 +557,12 @@ SCRATCH = ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")
 """Folders anyone may write: a fresh tmpfs of the child's own over each, gone with it (the private folder is
 bound back): what a file writes outside its private folder does not outlive the job."""
 BLANKED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
-_ESSENTIAL = ("/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc", "/sys", "/run",
-              "/var")
+SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/dev", "/proc", "/sys")
+"""The system's folders, which a child sees (the shadow files blanked, /proc its own); every other entry of / is
+closed to it (``closed_roots``) but for what it needs (``_keep_paths``)."""
+_ESSENTIAL = ("/", *SYSTEM)
+SCRATCH_BYTES = 256 * 1024**2
+"""What the scratch folders hold together where the job gives no memory limit."""
 ENV_KEEP = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                       "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK",
                       "CUDA_VISIBLE_DEVICES", "PYTHONHASHSEED", "KATA_LANG", "USER", "LOGNAME"})
@@ -574,11 +620,12 @@ def _write(path: str, text: str) -> bool:
         os.close(fd)
 
 
-def _user_namespace() -> bool:
-    """Not root: a user namespace (mapping this uid and gid to themselves) with a mount namespace, where the
-    kernel allows it. Inside it the child holds capabilities over its own namespaces only, dropped below."""
+def _user_namespace(flags: int = CLONE_NEWNS) -> bool:
+    """Not root: a user namespace (mapping this uid and gid to themselves) with the namespaces ``flags`` name (a
+    mount namespace; the zygote's shepherd asks for a PID namespace), where the kernel allows it. Inside it the
+    process holds capabilities over its own namespaces only (a child drops them: ``harden_child``)."""
     uid, gid = os.geteuid(), os.getegid()
-    if not _unshare(CLONE_NEWUSER | CLONE_NEWNS):
+    if not _unshare(CLONE_NEWUSER | flags):
         return False
     # a non-dumpable process (kata's children inherit it) cannot open its own /proc/self/*_map: dumpable for
     # these three writes, non-dumpable again a few lines on (harden_child)
@@ -587,15 +634,36 @@ def _user_namespace() -> bool:
     return _write("/proc/self/uid_map", f"{uid} {uid} 1") and _write("/proc/self/gid_map", f"{gid} {gid} 1")
 
 
+def _user_ns() -> int:
+    try:
+        return os.stat("/proc/self/ns/user").st_ino
+    except OSError:
+        return 0
+
+
+_USER_NS = _user_ns()
+"""Where kata (or its zygote) imported this module: a child in another user namespace was given one of its own."""
+CAP_SYS_ADMIN = 21
+
+
+def _own_user_namespace() -> bool:
+    """Whether this child runs in a user namespace of its own, with the capabilities it gives (the zygote's
+    shepherd made one for a plain user's child, with its PID namespace): its mount namespace needs no other."""
+    if os.geteuid() == 0 or _user_ns() in (0, _USER_NS):
+        return False
+    return bool(capabilities().get("CapEff", 0) >> CAP_SYS_ADMIN & 1)
+
+
 def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _keep_paths(private_dir: str | None) -> list[str]:
-    """What a cover must not take away: the interpreter, its libraries, kata's package, the private folder."""
+    """What a child may read besides the system's folders (the allow-list): the interpreter, its libraries,
+    kata's package, the folders ``LD_LIBRARY_PATH`` names (a GPU driver's), the private folder."""
     keep = set(_code_roots())
     libraries = [p for p in sys.path if isinstance(p, str) and p.rstrip("/").endswith(("-packages", "lib-dynload"))]
-    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *libraries):
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *libraries, *_LIBRARY_PATH):
         if p and os.path.isabs(p) and os.path.isdir(p):
             keep.add(p)
     keep = {os.path.realpath(p) for p in keep}
@@ -604,19 +672,43 @@ def _keep_paths(private_dir: str | None) -> list[str]:
     return sorted(keep)
 
 
-def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[str, object]) -> bool:
-    """In a fresh mount namespace (entered by the caller): an empty read-only tmpfs over each hidden folder,
-    /root and /home (the interpreter, its libraries, kata's package and the private folder bound back where
-    they lie beneath one), /dev/null over the shadow files, and a /proc of this child's own. Returns whether
-    every hidden path is hidden; ``report`` gets what was left visible."""
-    if not _mount(None, "/", None, MS_REC | MS_PRIVATE):
-        report["mounts"] = "could not make / private"
-        return False
-    keep = _keep_paths(private_dir)
+_LIBRARY_PATH = tuple(p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p)
+"""Read where this module is imported (kata, its zygote): the child's environment is cleared before it mounts."""
+_CLOSED: list[str] = []
+
+
+def closed_roots() -> list[str]:
+    """Every entry of / that is not the system's (``SYSTEM``, the scratch folders): each is closed in a child's
+    mount namespace (an empty tmpfs, or /dev/null over a file), with what ``_keep_paths`` names bound back. So
+    whatever lies outside the system (a checkout of kata with its .git, tests and solutions, /work, /opt, /srv,
+    /mnt, /var, /run) is out of sight unless the child needs it. Listed once, in the process that forks children."""
+    if _CLOSED:
+        return _CLOSED
+    system = {os.path.realpath(p) for p in (*SYSTEM, *SCRATCH)}
+    try:
+        entries = sorted(os.listdir("/"))
+    except OSError:
+        return _CLOSED
+    for entry in entries:
+        real = os.path.realpath("/" + entry)
+        if real != "/" and real not in system and not any(_within(real, s) for s in system):
+            _CLOSED.append(real)
+    return _CLOSED
+
+
+def scratch_size(memory_bytes: int | None) -> int:
+    """Bytes each scratch tmpfs may hold: a share of the job's memory limit, so all of them together hold no more
+    than the limit (tmpfs pages are no address space: RLIMIT_AS does not count them)."""
+    total = memory_bytes if memory_bytes and memory_bytes > 0 else SCRATCH_BYTES
+    return max(total // len(SCRATCH), 1 << 20)
+
+
+def _plan_covers(hide: Iterable[str]) -> tuple[list[str], list[str], list[str]]:
+    """(folders to cover, files to blank, paths that cannot be covered: the system itself)."""
     covers, files, skipped = [], [], []
-    for raw in [*COVERED, *hide]:
+    for raw in dict.fromkeys([*COVERED, *closed_roots(), *hide]):
         path = os.path.realpath(raw)
-        if not os.path.exists(path):
+        if not os.path.lexists(path):
             continue
         if any(_within(e, path) for e in _ESSENTIAL) or path in _ESSENTIAL:
             skipped.append(path)  # the system itself: never covered
@@ -624,63 +716,104 @@ def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[
             covers.append(path)
         else:
             files.append(path)
-    scratch = {os.path.realpath(p) for p in SCRATCH if os.path.isdir(p)}
-    covers = sorted(set(covers) | scratch, key=lambda p: (p.count("/"), p))
-    # descriptors to what must stay, opened before anything above them is covered
+    return sorted(set(covers)), files, skipped
+
+
+def _open_anchors(keep: list[str], covers: Iterable[str]) -> dict[str, int]:
+    """Descriptors to what must stay, opened before anything above them is covered."""
     anchors: dict[str, int] = {}
+    covers = list(covers)
     for k in keep:
         if any(_within(k, c) for c in covers):
             try:
                 anchors[k] = os.open(k, os.O_PATH | os.O_DIRECTORY)
             except OSError:
                 pass
-    ok = not skipped
+    return anchors
+
+
+def _mount_point(path: str) -> None:
     try:
-        laid: list[str] = []
-        for cover in covers:
-            if cover not in scratch and any(_within(cover, c) for c in laid) and not any(
-                    _within(k, cover) or _within(cover, k) for k in anchors):
-                continue  # under a cover already laid, and nothing bound back around it: not there at all
-            laid.append(cover)
-            options = "mode=1777" if cover in scratch else "size=64k,mode=755"
-            if any(_within(cover, c) for c in laid[:-1]):  # its mount point, inside a cover laid before
-                try:
-                    os.makedirs(cover, mode=0o755, exist_ok=True)
-                except OSError:
-                    pass
-            if not _mount("tmpfs", cover, "tmpfs", MS_NOSUID | MS_NODEV, options):
-                if cover not in scratch:
-                    skipped.append(cover)
-                    ok = False
-                continue
-            for k, fd in anchors.items():
-                if not _within(k, cover):
-                    continue
-                deeper = [c for c in covers if c != cover and _within(k, c) and _within(c, cover)]
-                if deeper:  # bound back when that deeper cover is laid
-                    continue
-                try:
-                    os.makedirs(k, mode=0o755, exist_ok=True)
-                except OSError:
-                    pass
-                writable = private_dir is not None and k == os.path.realpath(private_dir)
-                if _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC) and not writable:
-                    _mount(None, k, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.makedirs(path, mode=0o755, exist_ok=True)
+    except OSError:
+        pass
+
+
+def _bind_back(path: str, fd: int, writable: bool) -> None:
+    _mount_point(path)
+    if _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC) and not writable:
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _needless(cover: str, laid: list[str], anchors: dict[str, int]) -> bool:
+    """Under a cover already laid, and nothing bound back around it: not there at all."""
+    return any(_within(cover, c) for c in laid) and not any(_within(k, cover) or _within(cover, k) for k in anchors)
+
+
+def _lay(covers: list[str], scratch: list[str], anchors: dict[str, int], private_dir: str | None,
+         scratch_bytes: int) -> tuple[list[str], list[str]]:
+    """Covers, scratch mounts and the paths bound back, shallowest first (a cover before what is bound back at
+    the same depth, so a hidden folder inside a kept one is laid over it). Returns (covers laid, covers that
+    failed)."""
+    private = os.path.realpath(private_dir) if private_dir else None
+    steps = sorted([(c.count("/"), 0, c) for c in [*covers, *scratch]] + [(k.count("/"), 1, k) for k in anchors])
+    laid: list[str] = []
+    failed: list[str] = []
+    for _, is_anchor, path in steps:
+        if is_anchor:
+            if any(_within(path, c) for c in laid):
+                _bind_back(path, anchors[path], writable=path == private)
+            continue
+        if path not in scratch and _needless(path, laid, anchors):
+            continue
+        if any(_within(path, c) for c in laid):
+            _mount_point(path)  # its mount point, inside a cover laid before (still writable)
+        options = f"size={scratch_bytes},mode=1777" if path in scratch else "size=64k,mode=755"
+        if _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, options):
+            laid.append(path)
+        elif path not in scratch:
+            failed.append(path)
+    return laid, failed
+
+
+def _blank(files: Iterable[str]) -> list[str]:
+    """/dev/null (read-only) over each hidden file and the shadow files; returns the hidden ones left visible."""
+    visible = []
+    for path in [*files, *(f for f in BLANKED_FILES if os.path.exists(f))]:
+        if _mount("/dev/null", path, None, MS_BIND):
+            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        elif path not in BLANKED_FILES or os.geteuid() == 0:
+            visible.append(path)
+    return visible
+
+
+def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[str, object],
+                     scratch_bytes: int = 0) -> bool:
+    """In a fresh mount namespace (entered by the caller), a view of the system's folders and of what the child
+    needs, nothing else: an empty read-only tmpfs over every other entry of / (``closed_roots``), /root, /home and
+    each hidden folder, with the interpreter, its libraries, kata's package and the private folder bound back
+    (read-only but the last); a fresh tmpfs of ``scratch_bytes`` (``scratch_size``) over each scratch folder;
+    /dev/null over the hidden files and the shadow files. Returns whether every hidden path is hidden;
+    ``report`` gets what was left visible."""
+    if not _mount(None, "/", None, MS_REC | MS_PRIVATE):
+        report["mounts"] = "could not make / private"
+        return False
+    covers, files, skipped = _plan_covers(hide)
+    scratch = sorted({os.path.realpath(p) for p in SCRATCH if os.path.isdir(p)})
+    covers = [c for c in covers if c not in scratch]
+    anchors = _open_anchors(_keep_paths(private_dir), [*covers, *scratch])
+    try:
+        laid, failed = _lay(covers, scratch, anchors, private_dir, scratch_bytes or scratch_size(None))
         for cover in reversed(laid):  # read-only once every mount point inside is made
-            if cover not in scratch and cover not in skipped:
+            if cover not in scratch:
                 _mount(None, cover, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=755")
-        for path in [*files, *(f for f in BLANKED_FILES if os.path.exists(f))]:
-            if _mount("/dev/null", path, None, MS_BIND):
-                _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            elif path not in BLANKED_FILES or os.geteuid() == 0:
-                skipped.append(path)
-                ok = False
+        skipped += failed + _blank(f for f in files if not _needless(f, laid, anchors))
     finally:
         for fd in anchors.values():
             os.close(fd)
     if skipped:
         report["visible"] = skipped
-    return ok
+    return not skipped
 
 
 def _pid_depth() -> int:
@@ -819,7 +952,7 @@ def _landlock_grants(hide: Iterable[str], private_dir: str | None) -> list[tuple
         grants.append((real, False))
 
     for path in [*_keep_paths(None), "/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc", "/sys", "/dev/null",
-                 "/dev/zero", "/dev/urandom", "/dev/random", "/opt"]:
+                 "/dev/zero", "/dev/urandom", "/dev/random"]:
         grant(path)
     try:
         for entry in os.listdir("/proc"):

@@ -39,7 +39,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from checker.sandbox.hardening import PR_SET_PDEATHSIG, _prctl, _unshare
+from checker.sandbox.hardening import PR_SET_PDEATHSIG, _prctl, _unshare, _user_namespace
 
 READY = b"R"
 TWIN_READY = b"T"
@@ -521,7 +521,7 @@ def _shepherd(fds: list[int], new_pid_namespace: bool) -> None:
     spec_fd, event_w, out_w, status_w = fds
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    namespace = new_pid_namespace and _unshare(CLONE_NEWPID)
+    namespace = new_pid_namespace and _pid_namespace()
     pid = os.fork()
     if pid == 0:
         if not namespace:
@@ -535,6 +535,16 @@ def _shepherd(fds: list[int], new_pid_namespace: bool) -> None:
     status = _wait(pid)
     if not namespace or status != 0:  # the namespace's init reports its child itself, unless it was killed
         os.write(status_w, f"S {status}\n".encode())
+
+
+def _pid_namespace() -> bool:
+    """Enter a new PID namespace (its first child is its init): as root directly; as a plain user inside a user
+    namespace of its own (mapping the uid to itself), where the kernel allows one, whose capabilities let the child
+    mount its own /proc and a mount namespace (``hardening.harden_child``), and in which RLIMIT_NPROC counts the
+    job's tasks alone."""
+    if os.geteuid() == 0:
+        return _unshare(CLONE_NEWPID)
+    return _user_namespace(CLONE_NEWPID)
 
 
 def _wait(pid: int) -> int:

@@ -629,15 +629,26 @@ def track_of_path(path: Path) -> Track | None:
 
 def hidden_paths(extra=()) -> tuple[str, ...]:
     """What no graded child may see (``sandbox.Limits.hide``), computed in the parent: kata's data folders
-    (solutions, mutants, katas, tracks, an installed ``checker/_data``), every track's reference, mutants and
-    katas folders, a course's ``$KATA_TRACKS`` folders, then ``extra`` (the class folder, the checked file's
-    folder, the gradebook's). Absolute, resolved, each once; paths that do not exist are left out."""
+    (solutions, mutants, katas, tracks, an installed ``checker/_data``), where kata runs from its checkout every
+    entry of the checkout but the package and the interpreter's folder (.git, tests, benchmarks, docs...), every
+    track's reference, mutants and katas folders, a course's ``$KATA_TRACKS`` folders, then ``extra`` (the class
+    folder, the checked file's folder, the gradebook's). Absolute, resolved, each once; paths that do not exist are
+    left out. (The sandbox closes whatever lies outside the system's folders anyway; this list also covers a
+    checkout kept inside them, and what the audit hook refuses to open.)"""
     import os
+    import sys
 
     from checker.base.paths import KATAS_DIR, MUTANTS_DIR, SOLUTIONS_DIR, TRACKS_DIR
 
-    data = Path(__file__).resolve().parents[1] / "_data"
+    package = Path(__file__).resolve().parents[1]
+    data = package / "_data"
     found: list[Path] = [KATAS_DIR, MUTANTS_DIR, SOLUTIONS_DIR, TRACKS_DIR, data]
+    if SOLUTIONS_DIR.parent == package.parent:  # a checkout: the data folders lie beside the package
+        prefixes = {Path(os.path.realpath(p)) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        for entry in sorted(package.parent.iterdir()):
+            real = entry.resolve()
+            if real != package and not any(real == p or real in p.parents for p in prefixes):
+                found.append(entry)
     try:
         found += track_folders()
         for track in all_tracks().values():
