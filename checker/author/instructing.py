@@ -29,13 +29,20 @@ from checker.catalogue.mutants import (
 )
 from checker.catalogue.proofs import draft_reasons, load_proofs, record_proofs, symptom_problems
 from checker.checks import REGISTRY, ordered_ids
+from checker.grade.classbook import (
+    ClassOptions,
+    base_source,
+    call_roll,
+    check_out,
+    extras,
+    kept_reports,
+    open_class,
+)
 from checker.grade.gradebook import (
     Course,
     CourseFileError,
     SecretFileError,
-    existing_outputs,
     file_hashes,
-    find_class,
     follows_other_track,
     grade_folder,
     kept_secret,
@@ -126,62 +133,77 @@ def blind_spots(counted, track, lang: str) -> list[str]:
 
 def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, workers: int, timeout: float | None,
                 only: tuple[str, ...], force: bool, lang: str, track: str | None = None,
-                secret: bytes | None = None) -> None:
+                secret: bytes | None = None, options: ClassOptions | None = None) -> None:
     """`kata grade`: every submission in ``directory`` graded against ``track`` (default: moons) into the
-    gradebook in ``out_dir``, a summary printed; any bad argument is a UsageProblem (exit 2).
+    gradebook in ``out_dir``, a summary printed; any bad argument is a UsageProblem (exit 2). ``options``: the
+    roster, the deadline, the base of the similarity, and --update (keep OUT's other rows).
 
     ``secret``: the grading secret (--secret, $KATA_SECRET); without one, the one kept in ``out_dir``
     (``gradebook.SECRET_FILE``, made on the first grading), so a regrade into the same folder repeats."""
+    options = options or ClassOptions()
     chosen = track_named(track)
     # the class's shared request: every submission is checked alike (one child per file, --workers at once)
     request = CheckRequest(track=chosen.id, lang=lang, only=only, timeout=timeout, secret=secret, workers=workers,
                            split=1)
-
-    if not directory.exists():
-        raise UsageProblem(f"{directory}: no such folder")
-    if not directory.is_dir():
-        raise UsageProblem(f"{directory} is a file; give the folder that holds the submissions")
-    found = find_class(directory, lang, exclude=(out_dir,))
-    if not found:
-        raise UsageProblem(f"{directory} holds no .py or .ipynb file to grade, and no student's subfolder")
+    found = open_class(directory, out_dir, lang)
+    previous = check_out(out_dir, force, options, lang)
+    course = _class_course(course_path, only, chosen, lang)
+    base = base_source(options.base, chosen, lang)
     paths = [f.path for f in found if f.problem is None]
     names = {str(f.path): f.name for f in found}
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageProblem(f"-o {out_dir}: that is a file, not a folder")
-    clash = existing_outputs(out_dir) if out_dir.is_dir() else []
-    if clash and not force:
-        raise UsageProblem(f"{', '.join(map(str, clash))} already exist(s); use --force to grade again (the new "
-                           "grades are compared with these, in changes.md), or choose another -o folder")
+    request, made = _with_secret(request, out_dir)
+    hashes = file_hashes(paths, directory, (out_dir,))
+    sources = submission_sources(found, directory, out_dir)
+    started = time.monotonic()
+    reports = _grade_found(found, paths, names, prepared_lab("cpu", chosen), request, course, directory, out_dir, lang)
+    kept = kept_reports(previous, found, names, hashes) if options.update else []
+    roll = call_roll(options.roster, [f.name for f in found] + [names[r.file] for r in kept], names, lang)
+    reports = sorted([*reports, *kept], key=lambda r: submission_name(r, names)) + roll.missing
+    try:
+        written = write_gradebook(reports, course, out_dir, lang=lang, hashes=hashes, names=names, sources=sources,
+                                  track=chosen, roots=(directory,),
+                                  extras=extras(reports, course, names, options, roll,
+                                                {f.name: f.path for f in found if f.problem is None}, base, lang))
+    except OSError as exc:
+        raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
+    _print_graded(reports, written, chosen, lang, time.monotonic() - started, out_dir, names, made)
+
+
+def _class_course(course_path: Path | None, only: tuple[str, ...], chosen, lang: str) -> Course:
+    """The checks that count and their points: the course file's, else one each (--only's, else every check)."""
     if course_path is not None and only:
         raise UsageProblem("--course and --only both choose the checks: list them in the course file's [points]")
-    if course_path is not None:
-        try:
-            course = load_course(course_path, list(REGISTRY), track=chosen)
-        except CourseFileError as exc:
-            raise UsageProblem(str(exc)) from None
-        for line in blind_spots(course.check_ids, chosen, lang):
-            console(stderr=True).print(line, style="yellow", markup=False, highlight=False)
-    else:
-        course = Course.equal(check_ids(only, chosen))
+    if course_path is None:
+        return Course.equal(check_ids(only, chosen))
+    try:
+        course = load_course(course_path, list(REGISTRY), track=chosen)
+    except CourseFileError as exc:
+        raise UsageProblem(str(exc)) from None
+    for line in blind_spots(course.check_ids, chosen, lang):
+        console(stderr=True).print(line, style="yellow", markup=False, highlight=False)
+    return course
+
+
+def _with_secret(request: CheckRequest, out_dir: Path) -> tuple[CheckRequest, bool]:
+    """OUT made, and the request with the grading secret: the one given, else the one kept in OUT (made now?)."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageProblem(f"-o {out_dir}: cannot create the folder ({exc.strerror})") from None
-    made = False
-    if secret is None:
-        try:
-            secret, made = kept_secret(out_dir)
-        except SecretFileError as exc:
-            raise UsageProblem(str(exc)) from None
-        request = replace(request, secret=secret)
-    hashes = file_hashes(paths)
-    sources = submission_sources(found)
-    lab = prepared_lab("cpu", chosen)
+    if request.secret is not None:
+        return request, False
+    try:
+        secret, made = kept_secret(out_dir)
+    except SecretFileError as exc:
+        raise UsageProblem(str(exc)) from None
+    return replace(request, secret=secret), made
 
+
+def _grade_found(found, paths, names, lab, request: CheckRequest, course: Course, directory: Path, out_dir: Path,
+                 lang: str) -> list[Report]:
+    """Every submission found graded (a subfolder that cannot be, as its row), with a progress bar."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-
-    started = time.monotonic()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[last]}"), console=console(stderr=True)) as bar:
         task = bar.add_task(PROGRESS.render(lang), total=len(found), last="")
@@ -190,22 +212,27 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
         for report in folders:
             bar.update(task, advance=1, last=names[report.file])
         graded = grade_folder(
-            paths, lab, request, check_ids=course.check_ids, hide=(directory, out_dir),
+            paths, lab, request, check_ids=course.check_ids, hide=(directory, out_dir), root=directory,
             on_report=lambda r: bar.update(task, advance=1, last=submission_name(r, names)),
         ) if paths else []
     by_file = {r.file: r for r in [*graded, *folders]}
-    reports = [by_file[str(f.path)] for f in found]
-    try:
-        written = write_gradebook(reports, course, out_dir, lang=lang, hashes=hashes, names=names, sources=sources,
-                                  track=chosen)
-    except OSError as exc:
-        raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
-    print_summary(reports, lang, time.monotonic() - started, out_dir, names, written.similar)
+    return [by_file[str(f.path)] for f in found]
+
+
+NOT_WRITTEN = Message(en="could not write {what}: the class's grades.csv and results.json are written",
+                      es="no se pudo escribir {what}: grades.csv y results.json de la clase están escritos")
+
+
+def _print_graded(reports, written, chosen, lang: str, seconds: float, out_dir: Path, names, made: bool) -> None:
+    """The summary, the notes on files that follow another track, what changed, the files not written."""
+    print_summary(reports, lang, seconds, out_dir, names, written.similar)
+    err = console(stderr=True)
     for report in reports:
         note = follows_other_track(report, chosen, lang)
         if note:
-            console(stderr=True).print(f"{submission_name(report, names)}: {note}", style="yellow", markup=False,
-                                       highlight=False)
+            err.print(f"{submission_name(report, names)}: {note}", style="yellow", markup=False, highlight=False)
+    for line in written.failed:
+        err.print(NOT_WRITTEN.render(lang, what=line), style="yellow", markup=False, highlight=False)
     if written.changes is not None:
         print_changes(written.changes, lang, out_dir, written.file_states)
     if made:
@@ -215,8 +242,8 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
         console().print(text, markup=False, highlight=False)
 
 
-def submission_sources(found) -> dict[str, str]:
-    """Submission name -> its code (a notebook's cells joined), for every file that can be read."""
+def submission_sources(found, root: Path | None = None, out_dir: Path | None = None) -> dict[str, str]:
+    """Submission name -> its code (a notebook's cells joined), for every file inside ``root`` that can be read."""
     from checker.base.errors import LoopFileError
     from checker.loopfile.loading import read_source
 
@@ -224,7 +251,7 @@ def submission_sources(found) -> dict[str, str]:
     for f in found:
         if f.problem is None:
             try:
-                sources[f.name] = read_source(f.path)[0]
+                sources[f.name] = read_source(f.path, root, (out_dir,) if out_dir is not None else ())[0]
             except LoopFileError:
                 continue
     return sources

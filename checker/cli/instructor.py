@@ -37,11 +37,24 @@ def _ask(question: str) -> str | None:
 @click.option("--only", multiple=True, metavar="CHECK_ID", help="Grade only this check (repeatable).")
 @click.option("--force", is_flag=True,
               help="Grade again into an OUT that holds grades; the new grades are compared with them.")
+@click.option("--update", is_flag=True,
+              help="Grade DIRECTORY's submissions into an OUT that holds grades and keep every other row there "
+                   "(regrade one student, or a late few).")
+@click.option("--roster", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="The class list (one name per line, or a CSV with a 'name' column): each student without a "
+                   "submission gets a row saying so.")
+@click.option("--deadline", default=None, metavar="WHEN",
+              help="ISO 8601 date and time (local unless it names a zone): each submission's time (its file's "
+                   "modification time) and whether it is late go into grades.csv.")
+@click.option("--base", default=None, metavar="FILE|KATA",
+              help="The starter every submission began from (a file, or a kata's slug): similar.csv compares what "
+                   "each file changed from it.")
 @secret_option
 @track_option
 @lang_option
 def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers: int, timeout: float | None,
-              only: tuple[str, ...], force: bool, secret: bytes | None, lang: str | None, track: str | None) -> None:
+              only: tuple[str, ...], force: bool, update: bool, roster: Path | None, deadline: str | None,
+              base: str | None, secret: bytes | None, lang: str | None, track: str | None) -> None:
     """Grade every .py and .ipynb file in DIRECTORY, and each student's subfolder, into OUT.
 
     A subfolder is a student: the one .py or .ipynb directly in it is graded, under the
@@ -74,8 +87,11 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
 
     use_course(course_path)
 
+    from checker.grade.classbook import ClassOptions
+
     grade_class(directory, out_dir, course_path=course_path, workers=workers, timeout=timeout, only=only,
-                force=force, lang=current_lang(lang), track=track, secret=secret)
+                force=force, lang=current_lang(lang), track=track, secret=secret,
+                options=ClassOptions(update=update, roster=roster, deadline=deadline, base=base))
 
 
 @click.command("new", short_help="Scaffold a new mutant and its kata; --check says what a draft lacks.")

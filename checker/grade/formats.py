@@ -305,3 +305,43 @@ def render_junit(report: Report, lang: str = "en", weights: Mapping[str, float] 
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+# --------------------------------------------------------------------------- cells that cannot run
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_MARKDOWN = re.compile(r"([\\`\[\]<>|])")
+
+
+def csv_cell(text: object) -> str:
+    """A CSV cell a spreadsheet shows as text: one starting with ``= + - @``, a tab or a CR gets a leading
+    ``'`` (OWASP's rule against CSV injection), so Excel and LibreOffice never evaluate it as a formula."""
+    text = str(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def md_text(text: str) -> str:
+    """Text from a file name or a student's folder, safe inside Markdown: every character that could open a link,
+    an image, an autolink, HTML, code or a table cell (``\\ ` [ ] < > |``) escaped with a backslash; line breaks
+    become spaces."""
+    return _MARKDOWN.sub(r"\\\1", " ".join(str(text).splitlines()))
+
+
+def md_lines(text: str) -> list[str]:
+    """``text``'s lines, each escaped as ``md_text`` escapes a name (a message that quotes a file name)."""
+    return [_MARKDOWN.sub(r"\\\1", line) for line in str(text).splitlines()]
+
+
+def md_code(text: str) -> str:
+    """``text`` as a fenced code block, its fence longer than any run of backticks inside: shown, never rendered."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def one_line(text: str, limit: int = 500) -> str:
+    """``text`` on one line: its non-blank lines joined by `` | `` (a syntax error's caret line left out), cut at
+    ``limit`` characters."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip() and set(ln.strip()) != {"^"}]
+    joined = " | ".join(lines)
+    return joined if len(joined) <= limit else joined[: limit - 3] + "..."

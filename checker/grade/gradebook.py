@@ -42,21 +42,24 @@ import io
 import json
 import os
 import secrets
+import stat
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from checker.base.errors import LoopFileError
-from checker.base.files import atomic_write
+from checker.base.files import NotGiven, atomic_write, read_inside, resolved_inside
 from checker.base.i18n import Message
 from checker.base.term import dumps
 from checker.base.toml import TABLE, TEXT, Field, read_toml, refuse_unknown, take
 from checker.checks import ordered_ids
-from checker.grade.grading import PASS, Report, Submission, grade
+from checker.grade.formats import csv_cell, md_code, md_lines, md_text, one_line
+from checker.grade.grading import PASS, CheckResult, Report, Status, Submission, grade
 from checker.grade.request import CheckRequest
+from checker.grade.similarity import similar_csv, similar_pairs
 from checker.loopfile.loading import compile_source, read_source
 from checker.sandbox.jobs import Limits
 from checker.setting.course import COURSE_FILE, PYPROJECT, CourseError, parse_course
@@ -67,10 +70,11 @@ OUTPUT_FILES = ("grades.csv", "results.json")
 
 
 def find_submissions(folder: Path) -> list[Path]:
-    """The ``.py`` and ``.ipynb`` files directly in ``folder`` (not its subfolders, not hidden), sorted."""
+    """The ``.py`` and ``.ipynb`` entries directly in ``folder`` (not its subfolders, not hidden), sorted; links,
+    FIFOs and the like among them too (by their own kind, never followed), for ``read_source`` to refuse by name."""
     return sorted(
         p for p in folder.iterdir()
-        if p.suffix in SUFFIXES and not p.name.startswith(".") and p.is_file()
+        if p.suffix in SUFFIXES and not p.name.startswith(".") and not stat.S_ISDIR(p.lstat().st_mode)
     )
 
 
@@ -93,29 +97,51 @@ FOLDER_SEVERAL = Message(
     en="{name}/ holds {n} files to grade ({files}): a student's folder holds one .py or .ipynb",
     es="{name}/ contiene {n} archivos que evaluar ({files}): la carpeta de un estudiante contiene un solo .py o "
        ".ipynb")
+FOLDER_OUTSIDE = Message(
+    en="{name}/ is a link to a folder outside the class folder: it was not read",
+    es="{name}/ es un enlace a una carpeta fuera de la carpeta de la clase: no se leyó")
+
+
+def _student_folder(path: Path, folder: Path, lang: str) -> Found:
+    """A student's subfolder: its one file to grade, or why it has none."""
+    try:
+        resolved_inside(path, folder)
+    except NotGiven:
+        return Found(path, path.name, FOLDER_OUTSIDE.render(lang, name=path.name))
+    inside = find_submissions(path)
+    if len(inside) == 1:
+        return Found(inside[0], path.name)
+    if not inside:
+        return Found(path, path.name, FOLDER_EMPTY.render(lang, name=path.name))
+    files = ", ".join(p.name for p in inside)
+    return Found(path, path.name, FOLDER_SEVERAL.render(lang, name=path.name, n=len(inside), files=files))
 
 
 def find_class(folder: Path, lang: str = "en", exclude: Sequence[Path] = ()) -> list[Found]:
     """The submissions of a class folder, sorted by name: each ``.py``/``.ipynb`` directly in it, and each
-    subfolder (one per student; hidden ones, ``__pycache__`` and ``exclude`` left out) with its one such file."""
+    subfolder (one per student; hidden ones, ``__pycache__`` and ``exclude`` left out) with its one such file.
+
+    Nothing is followed out of ``folder``: an entry is what ``lstat`` says it is, a link is what it resolves to
+    only while that stays inside ``folder`` (a link to a folder outside is listed with why it was not read), and a
+    ``.py`` that is a link out, a FIFO, a socket or a device is listed for ``read_source`` to refuse by name."""
     skip = {p.resolve() for p in exclude}
     found = []
     for path in sorted(folder.iterdir()):
         if path.name.startswith(".") or path.name == "__pycache__" or path.resolve() in skip:
             continue
-        if path.is_file() and path.suffix in SUFFIXES:
+        if _is_folder(path):
+            found.append(_student_folder(path, folder, lang))
+        elif path.suffix in SUFFIXES:
             found.append(Found(path, path.name))
-        elif path.is_dir():
-            inside = find_submissions(path)
-            if len(inside) == 1:
-                found.append(Found(inside[0], path.name))
-            elif not inside:
-                found.append(Found(path, path.name, FOLDER_EMPTY.render(lang, name=path.name)))
-            else:
-                files = ", ".join(p.name for p in inside)
-                found.append(Found(path, path.name, FOLDER_SEVERAL.render(lang, name=path.name, n=len(inside),
-                                                                          files=files)))
     return found
+
+
+def _is_folder(path: Path) -> bool:
+    """A folder, or a link to one (inside the class folder or not: ``_student_folder`` tells which)."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode) or (path.is_symlink() and path.is_dir())
+    except OSError:
+        return False
 
 
 def existing_outputs(out: Path) -> list[Path]:
@@ -148,7 +174,9 @@ def kept_secret(out_dir: Path) -> tuple[bytes, bool]:
     try:
         if path.is_symlink() or not path.is_file():
             raise SecretFileError(f"{path} is not a regular file: remove it, or give --secret")
-        kept = path.read_bytes().strip()
+        kept = read_inside(path, out_dir, 4096).strip()
+    except NotGiven:
+        raise SecretFileError(f"{path} is not a regular file: remove it, or give --secret") from None
     except OSError as exc:
         raise SecretFileError(f"{path}: cannot read the grading secret kept there ({exc.strerror}); "
                               "give --secret, or remove the file to make a new one") from None
@@ -157,24 +185,29 @@ def kept_secret(out_dir: Path) -> tuple[bytes, bool]:
     return kept, False
 
 
-def file_hashes(paths: Sequence[Path]) -> dict[str, str]:
-    """``str(path)`` -> the SHA-256 of its bytes, for each file that can be read (to tell next time whether it
-    changed)."""
+def file_hashes(paths: Sequence[Path], root: Path | None = None, exclude: Sequence[Path] = ()) -> dict[str, str]:
+    """``str(path)`` -> the SHA-256 of its bytes, for each regular file inside ``root`` (default: its own folder)
+    that can be read (to tell next time whether it changed); nothing else is read."""
+    from checker.loopfile.loading import MAX_SOURCE_BYTES
+
     hashes = {}
     for path in paths:
         try:
-            hashes[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
+            data = read_inside(path, root or Path(path).absolute().parent, MAX_SOURCE_BYTES, exclude)
+        except (OSError, NotGiven):
             continue
+        hashes[str(path)] = hashlib.sha256(data).hexdigest()
     return hashes
 
 
-def prepare(paths: Sequence[Path]) -> tuple[list[Submission], list[Report]]:
-    """Read and compile each file (running nothing): gradable submissions, and reports for the rest."""
+def prepare(paths: Sequence[Path], root: Path | None = None,
+            exclude: Sequence[Path] = ()) -> tuple[list[Submission], list[Report]]:
+    """Read and compile each file (running nothing): gradable submissions, and reports for the rest. Only regular
+    files inside ``root`` (the class folder; default: each file's own) and outside ``exclude`` are read."""
     submissions, ungradable = [], []
     for path in paths:
         try:
-            source, filename = read_source(path)
+            source, filename = read_source(path, root, exclude)
             compile_source(source, filename)
         except LoopFileError as exc:
             ungradable.append(Report(file=str(path), error_kind=exc.kind, error=exc.message))
@@ -191,13 +224,15 @@ def grade_folder(
     check_ids: Sequence[str],
     on_report: Callable[[Report], None] | None = None,
     hide: Sequence[Path] = (),
+    root: Path | None = None,
 ) -> list[Report]:
     """Grade every file as ``request`` (the class's shared request: lang, timeout, secret, workers, split) asks;
     the reports come back in the order of ``paths``. With a grading secret each file's arguments derive from it
     and the file's code, so the same file and secret get the same report. ``hide``: folders no child may see
-    besides kata's own data (the class folder, the gradebook's, its secret)."""
+    besides kata's own data (the class folder, the gradebook's, its secret). ``root``: the class folder, the only
+    place files are read from (the gradebook's folder in ``hide`` never, even inside it)."""
     timeout, secret, lang = request.timeout, request.secret, request.lang
-    submissions, ungradable = prepare(paths)
+    submissions, ungradable = prepare(paths, root, [h for h in hide if root is None or Path(h) != Path(root)])
     for report in ungradable:
         if on_report:
             on_report(report)
@@ -333,8 +368,7 @@ FEEDBACK = {
     "held": Message(en="**Held for review.** Every pass counts once a person has read your file, because:",
                     es="**Pendiente de revisión.** Los aprobados cuentan cuando una persona haya leído tu "
                        "archivo, porque:"),
-    "error": Message(en="**Your file could not be graded:** {error}",
-                     es="**Tu archivo no se pudo evaluar:** {error}"),
+    "error": Message(en="**Your file could not be graded:**", es="**Tu archivo no se pudo evaluar:**"),
     "failed": Message(en="What did not pass", es="Lo que no pasó"),
     "measured": Message(en="What was measured", es="Lo que se midió"),
     "read": Message(en="What to read", es="Qué leer"),
@@ -391,13 +425,28 @@ def submission_name(report: Report, names: dict[str, str] | None = None) -> str:
     return (names or {}).get(report.file) or Path(report.file).name
 
 
+STATUS_WORDS = {
+    "pass": Message(en="pass", es="pasa"),
+    "fail": Message(en="fail", es="falla"),
+    "error": Message(en="error", es="error"),
+    "timeout": Message(en="timeout", es="tiempo agotado"),
+    "skipped": Message(en="skipped", es="omitida"),
+}
+
+
+def status_word(status: object, lang: str) -> str:
+    """A check's status in ``lang`` (the feedback's words; grades.csv keeps the values)."""
+    value = str(getattr(status, "value", status))
+    return STATUS_WORDS[value].render(lang) if value in STATUS_WORDS else value
+
+
 def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]],
                       names: dict[str, str] | None = None, note: str | None = None) -> str:
     """One student's feedback file: the score, what failed with the measured message, and what to read;
     ``note``: said first (the file follows another track)."""
     name = submission_name(report, names)
     say = {k: m.render for k, m in FEEDBACK.items()}
-    lines = [f"# {say['title'](lang, name=name)}", ""]
+    lines = [f"# {say['title'](lang, name=md_text(name))}", ""]
     if course.title:
         lines += [f"*{course.title}*", ""]
     if note:
@@ -411,15 +460,16 @@ def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[s
     if integrity:
         lines += [say["held"](lang), "", *(f"- {reason}" for reason in integrity), ""]
     if report.error is not None:
-        lines += [say["error"](lang, error=report.error.strip()), ""]
+        lines += [say["error"](lang), "", md_code(report.error.strip()), ""]
     failed = [c for c in report.checks if not c.passed]
     if failed:
         lines += [f"## {say['failed'](lang)}", ""]
         for c in failed:
             points = say["points"](lang, points=_num(course.points.get(c.id, 0.0)))
-            lines += [f"### ✗ `{c.id}`: {c.title}", "", f"{say['status'](lang)}: **{c.status}** · {points}", "",
+            status = status_word(c.status, lang)
+            lines += [f"### ✗ `{c.id}`: {c.title}", "", f"{say['status'](lang)}: **{status}** · {points}", "",
                       f"{say['measured'](lang)}:", ""]
-            lines += [f"> {line}" if line else ">" for line in (c.message or "").strip().splitlines()]
+            lines += [f"> {line}" if line else ">" for line in md_lines((c.message or "").strip())]
             lines.append("")
             what = course.reading.get(c.id)
             kata = reading.get(c.id)
@@ -436,8 +486,26 @@ def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[s
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+MAX_NAME_BYTES = 120
+"""The longest per-student file name kata writes, in bytes (a file system allows 255; a 255-byte submission name
+plus ``.md`` would not fit)."""
+
+
+def safe_file_name(name: str, suffix: str = ".md") -> str:
+    """``name`` + ``suffix`` as a file name that any file system takes: a name over ``MAX_NAME_BYTES`` (or one that
+    is not a plain name) is cut on a character boundary and followed by 12 hex digits of the full name's SHA-256,
+    so two long names that start alike stay apart."""
+    raw = name.encode("utf-8", "surrogateescape")
+    plain = "/" not in name and "\0" not in name and name not in ("", ".", "..")
+    if plain and len(raw) + len(suffix) <= MAX_NAME_BYTES:
+        return name + suffix
+    digest = hashlib.sha256(raw).hexdigest()[:12]
+    cut = raw[: MAX_NAME_BYTES - len(suffix) - 13].decode("utf-8", "ignore").replace("/", "_").replace("\0", "_")
+    return f"{cut.lstrip('.')}-{digest}{suffix}"
+
+
 def feedback_name(report: Report, names: dict[str, str] | None = None) -> str:
-    return f"{submission_name(report, names)}.md"
+    return safe_file_name(submission_name(report, names))
 
 
 # --------------------------------------------------------------------------- changes since the last run
@@ -514,6 +582,23 @@ def load_previous(out_dir: Path) -> list[dict] | None:
     return data
 
 
+def report_from_entry(entry: dict) -> Report:
+    """A report as results.json kept it (``Report.to_json()``), to keep a submission not graded again (``kata
+    grade --update``); an entry it cannot read is kept as ungradable, with why."""
+    try:
+        checks = [CheckResult(c["id"], c.get("family", ""), c.get("title", c["id"]), Status(c["status"]),
+                              c.get("message", ""), c.get("measured") or {}, float(c.get("seconds", 0.0)))
+                  for c in entry.get("checks", [])]
+    except (KeyError, TypeError, ValueError) as exc:
+        return Report(file=str(entry.get("file", entry["submission"])), error_kind="kept",
+                      error=f"the previous results.json holds an entry kata cannot read ({exc!r})")
+    error = entry.get("error") or {}
+    return Report(file=str(entry.get("file") or entry["submission"]), checks=checks, error_kind=error.get("kind"),
+                  error=error.get("message"), integrity=list(entry.get("integrity") or []),
+                  isolation=entry.get("isolation"), isolation_why=list(entry.get("isolation_why") or []),
+                  reproducible=bool(entry.get("reproducible")))
+
+
 def compare(previous: Sequence[dict], current: Sequence[dict]) -> list[Change]:
     """What changed between two results.json lists: scores, and the checks whose status moved."""
     before = {e["submission"]: e for e in previous}
@@ -574,7 +659,7 @@ def _files_markdown(files: dict[str, FileState], changes: Sequence[Change], lang
              CHANGES["files_intro"].render(lang, **{s.value: counts.get(s, 0) for s in FileState}), ""]
     for name, state in files.items():
         key = "moved" if state is FileState.UNCHANGED and name in moved else state.value
-        lines.append(f"- {name}: {CHANGES[key].render(lang)}")
+        lines.append(f"- {md_text(name)}: {CHANGES[key].render(lang)}")
     return lines
 
 
@@ -591,13 +676,14 @@ def changes_markdown(changes: Sequence[Change], previous_count: int, lang: str =
         return "—" if x is None else f"{x:.4f}"
 
     for ch in changes:
-        lines.append(f"| {ch.submission} | {fmt(ch.before)} | {fmt(ch.after)} | {ch.reason(lang).replace('|', '/')} |")
+        why = ch.reason(lang).replace("|", "/")
+        lines.append(f"| {md_text(ch.submission)} | {fmt(ch.before)} | {fmt(ch.after)} | {why} |")
     detail = [ch for ch in changes if ch.checks]
     if detail:
         lines += ["", f"## {CHANGES['now'].render(lang)}", ""]
         for ch in detail:
             for cid, old, new, message in ch.checks:
-                lines.append(f"- {ch.submission}, `{cid}` {old} -> {new}: {message}")
+                lines.append(f"- {md_text(ch.submission)}, `{cid}` {old} -> {new}: {md_text(message)}")
     return "\n".join([*lines, *tail]) + "\n"
 
 
@@ -608,23 +694,33 @@ GRADES_COLUMNS = ("submission", "passed", "score", "points", "max_points", "<che
 """grades.csv's columns; ``<check id>`` stands for one column per counted check, in the battery's order."""
 
 
-def grades_csv(reports: Sequence[Report], course: Course, names: dict[str, str] | None = None) -> str:
+def grades_csv(reports: Sequence[Report], course: Course, names: dict[str, str] | None = None,
+               times: dict[str, tuple[str, bool]] | None = None) -> str:
+    """grades.csv: a row per report, every cell neutralised for a spreadsheet (``formats.csv_cell``), an error on one
+    line. ``times`` (``--deadline``): submission name -> (when it was submitted, whether after the deadline); adds
+    the columns ``submitted`` and ``late``."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     at = GRADES_COLUMNS.index("<check id>")
-    writer.writerow([*GRADES_COLUMNS[:at], *course.check_ids, *GRADES_COLUMNS[at + 1:]])
+    tail = ["submitted", "late"] if times is not None else []
+    writer.writerow([*GRADES_COLUMNS[:at], *course.check_ids, *GRADES_COLUMNS[at + 1:], *tail])
     for report in reports:
         statuses = {c.id: str(getattr(c.status, "value", c.status)) for c in report.checks}
-        writer.writerow([
-            submission_name(report, names),
+        name = submission_name(report, names)
+        row = [
+            name,
             "true" if report.passed else "false",
             f"{weighted_score(report, course):.4f}",
             _num(points_of(report, course)),
             _num(course.max_points),
             *(statuses.get(cid, "") for cid in course.check_ids),
-            "; ".join(getattr(report, "integrity", []) or []),
-            (report.error or "").strip(),
-        ])
+            one_line("; ".join(getattr(report, "integrity", []) or [])),
+            one_line(report.error or ""),
+        ]
+        if times is not None:
+            when, late = times.get(name, ("", False))
+            row += [when, "true" if late else "false"]
+        writer.writerow([csv_cell(cell) for cell in row])
     return buf.getvalue()
 
 
@@ -648,6 +744,8 @@ class Written:
     """Submission -> whether its file changed since the previous run in OUT (None: there was none)."""
     similar: list = field(default_factory=list)
     """The pairs of identical or near-identical submissions (``checker.grade.similarity.SimilarPair``)."""
+    failed: list[str] = field(default_factory=list)
+    """A line per student's file that could not be written (the class-wide files were)."""
 
 
 PAGE = {
@@ -718,7 +816,7 @@ def class_page(reports: Sequence[Report], course: Course, lang: str = "en", name
         name = submission_name(r, names)
         note = "; ".join(getattr(r, "integrity", []) or [])
         if r.error is not None:
-            note = (r.error.strip().splitlines() or [r.error_kind or ""])[0]
+            note = one_line(r.error) or r.error_kind or ""
         rows.append({"name": name, "feedback": "feedback/" + urllib.parse.quote(feedback_name(r, names)),
                      "score": f"{100 * weighted_score(r, course):.0f}%", "points": _num(points_of(r, course)),
                      "cls": "ok" if r.passed else "bad",
@@ -737,38 +835,99 @@ def class_page(reports: Sequence[Report], course: Course, lang: str = "en", name
                                                     pairs=list(pairs))
 
 
+def plain_report(report: Report, roots: Sequence[Path]) -> Report:
+    """``report`` with the grader's own folders (``roots``: the class folder, as given and resolved) taken out of
+    its error and check messages, so they name the submission (``alice/loop.py:3``), never where the instructor
+    keeps it."""
+    prefixes = sorted({str(p) for root in roots for p in (Path(root), Path(root).absolute(), Path(root).resolve())},
+                      key=len, reverse=True)
+    if not prefixes:
+        return report
+
+    def plain(text):
+        if not isinstance(text, str):
+            return text
+        for prefix in prefixes:
+            text = text.replace(prefix + os.sep, "").replace(prefix, ".")
+        return text
+
+    checks = [replace(c, message=plain(c.message),
+                      measured={k: plain(v) for k, v in c.measured.items()} if isinstance(c.measured, dict)
+                      else c.measured) for c in report.checks]
+    return replace(report, checks=checks, error=plain(report.error),
+                   integrity=[plain(x) for x in report.integrity])
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What a gradebook may add to its files besides the reports (each optional)."""
+
+    times: dict[str, tuple[str, bool]] | None = None
+    """``--deadline``: submission name -> (when submitted, ISO 8601; whether after the deadline)."""
+    base: str | None = None
+    """``--base``: the starter every submission began from; similarity is measured on what each file changed."""
+    exports: dict[str, str] = field(default_factory=dict)
+    """File name in OUT -> its text (the LMS exports), written with the class-wide files."""
+
+
 def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *, lang: str = "en",
                     hashes: dict[str, str] | None = None, names: dict[str, str] | None = None,
-                    sources: dict[str, str] | None = None, track=None) -> Written:
-    """Every output, computed first and then written, each file atomically (a temporary file in OUT,
-    renamed over the old one, readable as the umask says): grades.csv and results.json are never left
-    half-written. ``hashes`` (``file_hashes``): each file's SHA-256, kept in results.json to tell next time
-    which files changed. ``names``: ``report.file`` -> its submission's name (a student's subfolder), where
-    not the file's own. ``sources``: submission name -> its code, compared for similar.csv and the class page
-    (a review aid: it changes no grade)."""
-    from checker.grade.similarity import similar_csv, similar_pairs
+                    sources: dict[str, str] | None = None, track=None, roots: Sequence[Path] = (),
+                    extras: Extras | None = None) -> Written:
+    """Every output, each file atomically (a temporary file in OUT, renamed over the old one, readable as the
+    umask says): grades.csv and results.json are never left half-written.
 
+    The class-wide files first (grades.csv, results.json, changes.md, the exports), then the similar pairs and
+    the class page, then one feedback file per student, each on its own: a student's file that cannot be written
+    is listed in ``Written.failed`` and stops nothing. ``hashes`` (``file_hashes``): each file's SHA-256, kept in
+    results.json to tell next time which files changed. ``names``: ``report.file`` -> its submission's name (a
+    student's subfolder), where not the file's own. ``sources``: submission name -> its code, compared for
+    similar.csv and the class page (a review aid: it changes no grade). ``roots``: the class folder, taken out of
+    every message (``plain_report``)."""
+    extras = extras or Extras()
+    reports = [plain_report(r, roots) for r in reports]
     results = results_json(reports, course, hashes, names)
     previous = load_previous(out_dir)
     changes = compare(previous, results) if previous is not None else None
     files = file_states(previous, results) if previous is not None else None
-    reading = readings(lang, track=track)
-    pairs = similar_pairs(sources or {})
-    texts: dict[Path, str] = {
-        out_dir / "feedback" / feedback_name(r, names): feedback_markdown(r, course, lang, reading, names,
-                                                                         follows_other_track(r, track, lang))
-        for r in reports
-    }
-    if changes is not None:
-        texts[out_dir / "changes.md"] = changes_markdown(changes, len(previous or []), lang, files)
-    texts[out_dir / "similar.csv"] = similar_csv(pairs)
-    texts[out_dir / "class.html"] = class_page(reports, course, lang, names, pairs)
-    texts[out_dir / "results.json"] = dumps(results, indent=2) + "\n"
-    texts[out_dir / "grades.csv"] = grades_csv(reports, course, names)
     (out_dir / "feedback").mkdir(parents=True, exist_ok=True)
-    for path, text in texts.items():
-        atomic_write(path, text)
-    return Written(list(texts), changes, files, pairs)
+    written = _write_class_files(out_dir, {
+        "grades.csv": grades_csv(reports, course, names, extras.times),
+        "results.json": dumps(results, indent=2) + "\n",
+        **({"changes.md": changes_markdown(changes, len(previous or []), lang, files)} if changes is not None else {}),
+        **extras.exports,
+    })
+    pairs = _similar(sources or {}, extras.base)
+    written += _write_class_files(out_dir, {"similar.csv": similar_csv(pairs),
+                                            "class.html": class_page(reports, course, lang, names, pairs)})
+    done, failed = _write_feedback(reports, course, out_dir, lang, names, track)
+    return Written(written + done, changes, files, pairs, failed)
+
+
+def _similar(sources: dict[str, str], base: str | None) -> list:
+    return similar_pairs(sources, base=base)
+
+
+def _write_class_files(out_dir: Path, texts: dict[str, str]) -> list[Path]:
+    for name, text in texts.items():
+        atomic_write(out_dir / name, text)
+    return [out_dir / name for name in texts]
+
+
+def _write_feedback(reports: Sequence[Report], course: Course, out_dir: Path, lang: str,
+                    names: dict[str, str] | None, track) -> tuple[list[Path], list[str]]:
+    """One feedback file per student, each on its own: (the files written, one line per file that could not be)."""
+    reading = readings(lang, track=track)
+    done, failed = [], []
+    for r in reports:
+        path = out_dir / "feedback" / feedback_name(r, names)
+        try:
+            atomic_write(path, feedback_markdown(r, course, lang, reading, names, follows_other_track(r, track, lang)))
+        except (OSError, ValueError) as exc:
+            failed.append(f"{path.name}: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        done.append(path)
+    return done, failed
 
 
 @dataclass(frozen=True)

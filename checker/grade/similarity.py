@@ -2,16 +2,22 @@
 ``similar.csv``). A review aid only: it never changes a grade.
 
 Two files are compared as token streams (Python's own tokenizer), so comments, blank lines, spacing and the
-layout of a notebook's cells make no difference; names, strings and numbers do. Identical streams are
-listed first, then pairs whose streams, cut into logical lines, match at ``NEAR`` or more (difflib's ratio
-over the lines: a line is one element, which keeps a class of 200 within seconds). A quick bound on the
-ratio skips most unlike pairs before difflib runs. Files written from one starter are alike by nature: the
-list says which pairs to read, a person decides what they mean.
+layout of a notebook's cells make no difference; names, strings and numbers do. Each stream is cut into
+k-grams of ``K`` tokens, each k-gram hashed, and a fingerprint kept by winnowing (Schleimer, Wilkerson and
+Aiken, 2003, as MOSS does): the least hash of every window of ``W`` consecutive k-grams. Pairs are found
+through an index from fingerprint to files, so the cost grows with the files' length, not with the product
+of two lengths: two 12,000-line files cost what tokenizing them costs. A fingerprint found in more than
+``COMMON`` files (or half the class, if more) is left out, as MOSS's ``-m`` does: it is the course's, not
+a student's.
+
+With a base (``--base``: the starter every file began from), every k-gram of the base is taken out of each
+file first, as MOSS's ``-b`` does: what is compared is what each student changed, so files written from one
+starter are no longer alike by nature and planted copies top the list; a pair is then listed from
+``NEAR_CHANGED`` and at least ``MIN_SHARED`` fingerprints of their own in common.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import io
 import tokenize
@@ -41,67 +47,117 @@ def token_stream(source: str) -> list[str]:
     return tokens
 
 
-_BREAKS = ("NEWLINE", "INDENT", "DEDENT")
-
-
-def token_lines(tokens: Sequence[str]) -> list[str]:
-    """The token stream cut after each ``NEWLINE``/``INDENT``/``DEDENT``: one string per logical line."""
-    lines, current = [], []
-    for tok in tokens:
-        current.append(tok)
-        if tok in _BREAKS:
-            lines.append(" ".join(current))
-            current = []
-    if current:
-        lines.append(" ".join(current))
-    return lines
-
-
 @dataclass(frozen=True)
 class SimilarPair:
     first: str
     second: str
     similarity: float
-    """difflib's ratio of the two token streams' lines (1.0: identical streams)."""
+    """The Jaccard index of the two files' fingerprints (1.0: identical token streams)."""
+    shared: int = 0
+    """How many fingerprints the two files have in common (of their own, with a base)."""
 
     @property
     def identical(self) -> bool:
         return self.similarity >= 1.0
 
 
-def similar_pairs(sources: dict[str, str], near: float = NEAR) -> list[SimilarPair]:
-    """Every pair of ``sources`` (submission name -> its code) whose token streams are identical or match at
-    ``near`` or more, most similar first, then by name."""
+K = 8
+"""Tokens per k-gram: a passage shorter than this is never matched."""
+W = 6
+"""Winnowing window: any passage of ``K + W - 1`` tokens shared by two files shares at least one fingerprint."""
+COMMON = 10
+"""A fingerprint in more files than this (or half the class, if more) is the course's, and left out."""
+NEAR_CHANGED = 0.5
+"""With a base: the least similarity listed of what two files changed."""
+MIN_SHARED = 4
+"""With a base: the fewest fingerprints of their own two files must share to be listed (one same small fix is
+not a copy)."""
+
+
+def _hashes(tokens: Sequence[str]) -> list[int]:
+    """The hash of each k-gram of ``tokens`` (stable from run to run: BLAKE2b, 8 bytes)."""
+    if len(tokens) < K:
+        return [_hash(" ".join(tokens))] if tokens else []
+    return [_hash("\0".join(tokens[i:i + K])) for i in range(len(tokens) - K + 1)]
+
+
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+def winnow(hashes: Sequence[int]) -> set[int]:
+    """The fingerprints of a list of k-gram hashes: the least (rightmost, on ties) of every window of ``W``."""
+    if len(hashes) <= W:
+        return {min(hashes)} if hashes else set()
+    chosen, at = set(), -1
+    for start in range(len(hashes) - W + 1):
+        if at < start:  # the last minimum left the window: find the new one
+            window = hashes[start:start + W]
+            low = min(window)
+            at = start + W - 1 - window[::-1].index(low)
+            chosen.add(low)
+        elif hashes[start + W - 1] <= hashes[at]:
+            at = start + W - 1
+            chosen.add(hashes[at])
+    return chosen
+
+
+def fingerprints(tokens: Sequence[str], base: set[int] | None = None) -> set[int]:
+    """The winnowed fingerprints of a token stream (``token_stream``), those of its k-grams found in ``base``
+    (every k-gram hash of the starter) left out."""
+    hashes = _hashes(tokens)
+    if base:
+        hashes = [h for h in hashes if h not in base]
+    return winnow(hashes)
+
+
+def similar_pairs(sources: dict[str, str], near: float | None = None, base: str | None = None) -> list[SimilarPair]:
+    """Every pair of ``sources`` (submission name -> its code) whose token streams are identical or whose
+    fingerprints match at ``near`` or more (default ``NEAR``; with a ``base``, ``NEAR_CHANGED`` on what each
+    changed from it), most similar first, then by name."""
+    from collections import Counter
+
     names = sorted(sources)
+    starter = set(_hashes(token_stream(base))) if base else None
+    near = near if near is not None else (NEAR_CHANGED if base else NEAR)
     streams = {name: token_stream(sources[name]) for name in names}
-    digests = {name: hashlib.sha256("\0".join(streams[name]).encode("utf-8")).hexdigest() for name in names}
-    lines = {name: token_lines(streams[name]) for name in names}
+    prints = {name: fingerprints(streams[name], starter) for name in names}
+    index: dict[int, list[str]] = {}
+    for name in names:
+        for fp in prints[name]:
+            index.setdefault(fp, []).append(name)
+    common = max(COMMON, len(names) // 2)
+    shared: Counter = Counter()
+    for holders in index.values():
+        if 1 < len(holders) <= common:
+            for i, a in enumerate(holders):
+                for b in holders[i + 1:]:
+                    shared[a, b] += 1
+    digests = {name: hashlib.sha256("\0".join(streams[name]).encode("utf-8", "surrogatepass")).digest()
+               for name in names}
     pairs = []
-    for i, a in enumerate(names):
-        matcher = difflib.SequenceMatcher(None, autojunk=False)
-        matcher.set_seq2(lines[a])
-        for b in names[i + 1:]:
-            if not streams[a] or not streams[b]:
-                continue
-            if digests[a] == digests[b]:
-                pairs.append(SimilarPair(a, b, 1.0))
-                continue
-            matcher.set_seq1(lines[b])
-            if matcher.real_quick_ratio() < near or matcher.quick_ratio() < near:
-                continue
-            ratio = matcher.ratio()
-            if ratio >= near:
-                pairs.append(SimilarPair(a, b, min(ratio, 0.9999)))
-    return sorted(pairs, key=lambda p: (-p.similarity, p.first, p.second))
+    for (a, b), n in shared.items():
+        if base and n < MIN_SHARED:
+            continue
+        union = len(prints[a] | prints[b])
+        ratio = n / union if union else 0.0
+        if digests[a] == digests[b]:
+            pairs.append(SimilarPair(a, b, 1.0, n))
+        elif ratio >= near:
+            pairs.append(SimilarPair(a, b, min(ratio, 0.9999), n))
+    return sorted(pairs, key=lambda p: (-p.similarity, -p.shared, p.first, p.second))
 
 
 def similar_csv(pairs: Sequence[SimilarPair]) -> str:
     """``similar.csv``: ``first, second, similarity, identical``, a row per pair."""
     import csv
 
+    from checker.grade.formats import csv_cell
+
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["first", "second", "similarity", "identical"])
     for p in pairs:
-        writer.writerow([p.first, p.second, f"{p.similarity:.4f}", "true" if p.identical else "false"])
+        identical = "true" if p.identical else "false"
+        writer.writerow([csv_cell(p.first), csv_cell(p.second), f"{p.similarity:.4f}", identical])
     return buf.getvalue()

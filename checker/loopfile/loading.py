@@ -9,12 +9,15 @@ from __future__ import annotations
 import inspect
 import itertools
 import linecache
+import os
 import sys
 import traceback
 import types
+from collections.abc import Sequence
 from pathlib import Path
 
 from checker.base.errors import LoopFileError, UsageProblem
+from checker.base.files import NotGiven, read_inside
 from checker.base.i18n import Message, resolve_lang
 from checker.loopfile.notebook import cell_position
 from checker.loopfile.protocol import FUNCTIONS
@@ -23,24 +26,58 @@ MAX_SOURCE_BYTES = 1_000_000
 _counter = itertools.count()
 
 
-def read_source(path: str | Path) -> tuple[str, str]:
-    """Return ``(source, filename)`` for a loop file (``.py`` or ``.ipynb``), or raise LoopFileError."""
+NOT_GIVEN = {
+    "outside": Message(en="{path} leads outside {root} (a symbolic link, or a folder that links elsewhere): only "
+                          "files inside it are graded, so it was not read",
+                       es="{path} lleva fuera de {root} (un enlace simbólico, o una carpeta que enlaza a otro "
+                          "sitio): solo se evalúan archivos de dentro, así que no se leyó"),
+    "swapped": Message(en="{path} changed while kata opened it (a link put in its place): it was not read",
+                       es="{path} cambió mientras kata lo abría (un enlace puesto en su lugar): no se leyó"),
+    "fifo": Message(en="{path} is a named pipe, not a regular file: it was not read",
+                    es="{path} es una tubería con nombre, no un archivo normal: no se leyó"),
+    "socket": Message(en="{path} is a socket, not a regular file: it was not read",
+                      es="{path} es un socket, no un archivo normal: no se leyó"),
+    "device": Message(en="{path} is a device, not a regular file: it was not read",
+                      es="{path} es un dispositivo, no un archivo normal: no se leyó"),
+    "other": Message(en="{path} is not a regular file: it was not read",
+                     es="{path} no es un archivo normal: no se leyó"),
+}
+
+
+def refusal(kind: str, path: object, root: object) -> LoopFileError:
+    """The LoopFileError for a path ``read_inside`` refused (``checker.base.files.NotGiven``'s kind)."""
+    message = NOT_GIVEN.get(kind, NOT_GIVEN["other"])
+    return LoopFileError("not_given" if kind in ("outside", "swapped") else "not_file",
+                         message.render("en", path=path, root=root), message.render("es", path=path, root=root))
+
+
+def read_source(path: str | Path, root: str | Path | None = None, exclude: Sequence[Path] = ()) -> tuple[str, str]:
+    """Return ``(source, filename)`` for a loop file (``.py`` or ``.ipynb``), or raise LoopFileError.
+
+    Only a regular file inside ``root`` (default: the folder the path names it in) is read, with every link
+    resolved, opened without following links and checked again once open (``checker.base.files.read_inside``):
+    a link that leaves the folder, a FIFO, a socket or a device is refused without reading a byte of it; so is one
+    that leads into ``exclude`` (the gradebook's folder, where it lies inside the class folder)."""
     p = Path(path)
-    if not p.exists():
+    folder = Path(root) if root is not None else p.absolute().parent
+    if not os.path.lexists(p):
         raise LoopFileError("not_found", f"{p}: no such file", f"{p}: no existe ese archivo")
-    if p.is_dir():
-        raise LoopFileError("not_file", f"{p} is a directory; give the path of a .py or .ipynb loop file",
-                            f"{p} es una carpeta; da la ruta de un archivo de bucle .py o .ipynb")
-    if not p.is_file():
-        raise LoopFileError("not_file", f"{p} is not a regular file", f"{p} no es un archivo normal")
     try:
-        data = p.read_bytes()
+        data = read_inside(p, folder, MAX_SOURCE_BYTES, exclude)
+    except NotGiven as exc:
+        if exc.kind == "folder":
+            raise LoopFileError("not_file", f"{p} is a directory; give the path of a .py or .ipynb loop file",
+                                f"{p} es una carpeta; da la ruta de un archivo de bucle .py o .ipynb") from None
+        if exc.kind == "missing":
+            raise LoopFileError("not_found", f"{p}: no such file (a link to nothing)",
+                                f"{p}: no existe ese archivo (un enlace a nada)") from None
+        raise refusal(exc.kind, p, folder) from None
     except OSError as exc:
         raise LoopFileError("unreadable", f"{p}: cannot read it ({exc.strerror})",
                             f"{p}: no se puede leer ({exc.strerror})") from None
     if len(data) > MAX_SOURCE_BYTES:
-        raise LoopFileError("too_big", f"{p} is {len(data):,} bytes; a loop file is at most {MAX_SOURCE_BYTES:,}",
-                            f"{p} ocupa {len(data):,} bytes; un archivo de bucle ocupa como mucho {MAX_SOURCE_BYTES:,}")
+        raise LoopFileError("too_big", f"{p} is over {MAX_SOURCE_BYTES:,} bytes, the most a loop file may be",
+                            f"{p} ocupa más de {MAX_SOURCE_BYTES:,} bytes, lo máximo de un archivo de bucle")
     if b"\0" in data:
         raise LoopFileError("binary", f"{p} is a binary file, not Python source",
                             f"{p} es un archivo binario, no código Python")
