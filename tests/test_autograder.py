@@ -140,7 +140,7 @@ def test_setup_sh_installs_torch_cpu_first_then_kata(gradescope_zip, tmp_path):
     source = _unzip(gradescope_zip, tmp_path / "autograder")
     setup = source / "setup.sh"
     assert subprocess.run(["bash", "-n", str(setup)], capture_output=True).returncode == 0
-    installs = [c[2:] for c in _commands(setup.read_text()) if c[:2] == ["/opt/kata/bin/pip", "install"]]
+    installs = [c[2:] for c in _commands(setup.read_text()) if c[:2] == ["$VENV/bin/pip", "install"]]
     assert installs[0] == ["--upgrade", "pip"]
     assert installs[1] == ["torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"]
     assert installs[2] == ["$ROOT/source/kata"] and len(installs) == 3
@@ -168,7 +168,8 @@ def test_a_course_folder_travels_and_kata_runs_inside_it(runner, tmp_path):
     assert "secret" not in names and not [n for n in names if n.startswith("kata/")]
     assert ["cd", "$ROOT/source/course"] in [c[:2] for c in _commands(run)]
     assert "Entrega exactamente un archivo" in run and "'--lang' 'es'" in run
-    installs = [c[2:] for c in _commands(setup) if c[:2] == ["/opt/kata/bin/pip", "install"]]
+    assert "'--course'" not in run  # a course folder without [points]: nothing to weigh
+    installs = [c[2:] for c in _commands(setup) if c[:2] == ["$VENV/bin/pip", "install"]]
     assert installs[1][0] == "torch==2.13.0" and installs[2] == ["kata @ git+https://example.org/kata"]
 
 
@@ -182,7 +183,7 @@ def test_a_wheel_travels_in_the_zip_and_is_what_setup_sh_installs(runner, tmp_pa
         assert zf.read(f"kata/{wheel.name}") == b"a wheel's bytes"
         assert not [n for n in zf.namelist() if n.startswith("kata/") and n != f"kata/{wheel.name}"]
         setup = zf.read("setup.sh").decode()
-    installs = [c[2:] for c in _commands(setup) if c[:2] == ["/opt/kata/bin/pip", "install"]]
+    installs = [c[2:] for c in _commands(setup) if c[:2] == ["$VENV/bin/pip", "install"]]
     assert installs[1][0] == "torch==2.13.0" and installs[2] == [f"$ROOT/source/kata/{wheel.name}"]
 
 
@@ -243,18 +244,37 @@ def test_the_workflow_parses_and_checks_the_file_with_the_secret_from_actions(ru
     assert steps[4]["with"]["path"] == "kata-junit.xml" and steps[4]["if"] == "always()"
 
 
-def test_the_workflow_runs_kata_inside_the_course_folder(runner, tmp_path):
+def test_the_workflow_fetches_the_course_and_runs_kata_inside_it(runner, tmp_path):
+    """The template repository every student gets never holds the course (its reference and mutants): the
+    workflow checks the course's private repository out with a token from an Actions secret, and runs kata inside
+    it with its weights (--course) and its language."""
     yaml = pytest.importorskip("yaml")
     course = tmp_path / "course"
-    course.mkdir()
-    (course / "kata.toml").write_text("# the course\n")
+    (course / "solutions").mkdir(parents=True)
+    (course / "kata.toml").write_text('language = "es"\n[points]\n"steps.overfit" = 2\n')
+    (course / "solutions" / "loop.py").write_text("the answer key\n")
     out = tmp_path / "repo"
     result = _build(runner, "github", out, "--course", str(course), "--kata", "kata==0.1.0")
+    assert result.exit_code == 2 and "--course-repo" in result.output and not out.exists()
+    result = _build(runner, "github", out, "--course-repo", "teacher/course")
+    assert result.exit_code == 2 and "--course-repo goes with --course" in result.output
+    result = _build(runner, "github", out, "--course", str(course), "--course-repo", "not a repo")
+    assert result.exit_code == 2 and "PROPIETARIO/NOMBRE" in result.output  # the course speaks Spanish
+    result = _build(runner, "github", out, "--course", str(course), "--kata", "kata==0.1.0", "--course-repo",
+                    "teacher/course", "--course-ref", "spring")
     assert result.exit_code == 0, result.output
-    steps = yaml.safe_load((out / ".github" / "workflows" / "kata.yml").read_text())["jobs"]["check"]["steps"]
-    assert steps[3]["working-directory"] == ".github/kata-course"
-    assert (out / ".github" / "kata-course" / "kata.toml").read_text() == "# the course\n"
-    assert not (out / ".github" / "kata").exists() and "pip install 'kata==0.1.0'" in steps[2]["run"]
+    assert [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()] == [".github/workflows/kata.yml"]
+    text = (out / ".github" / "workflows" / "kata.yml").read_text()
+    steps = yaml.safe_load(text)["jobs"]["check"]["steps"]
+    fetch = steps[3]
+    assert fetch["uses"].startswith("actions/checkout@") and fetch["with"] == {
+        "repository": "teacher/course", "ref": "spring", "token": "${{ secrets.KATA_COURSE_TOKEN }}",
+        "path": ".kata-course", "persist-credentials": False}
+    check = steps[4]
+    assert check["working-directory"] == ".kata-course" and "pip install 'kata==0.1.0'" in steps[2]["run"]
+    words = shlex.split(check["run"])
+    assert words[words.index("--course") + 1] == "." and words[words.index("--lang") + 1] == "es"
+    assert not (out / ".github" / "kata").exists()
 
 
 # --------------------------------------------------------------------------- Docker

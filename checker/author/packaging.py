@@ -6,13 +6,18 @@
   (unless ``kata`` names a pip requirement), the course folder under ``course/`` (run_autograder runs kata
   from inside it, so kata finds it) and the grading secret as ``secret`` when one is given.
 - ``github``: ``OUT/.github/workflows/kata.yml``, a GitHub Actions workflow for an assignment's template
-  repository (GitHub Classroom too): it checks the learner's file on every push, its JUnit report kept.
+  repository (GitHub Classroom too): it checks the learner's file on every push, its JUnit report kept; a course
+  is fetched from its private repository (``--course-repo``) with a token in an Actions secret.
 - ``docker``: ``OUT/Dockerfile`` (and what it copies), an image that grades a mounted class folder into a
   mounted gradebook with ``kata grade``; its first lines say how to run it with no network.
 
+Every grader is given the course explicitly: ``--course`` (its [points] and [read] weigh every score, as in `kata
+grade --course`) and ``--lang`` (the course's ``language`` unless --lang is given, never the packaging machine's
+locale). The GitHub template never holds the course: the workflow fetches it from a private repository.
+
 The scripts are templates in ``checker/templates/autograder/``. Both scripts honour ``AUTOGRADER_ROOT``
-(default ``/autograder``) and run_autograder ``KATA_BIN`` (default ``/opt/kata/bin/kata``), so a test runs
-them in a scratch folder exactly as Gradescope would run them.
+(default ``/autograder``) and ``KATA_VENV`` (default ``/opt/kata``), and run_autograder ``KATA_BIN`` (default
+``$KATA_VENV/bin/kata``), so a test runs them in a scratch folder exactly as Gradescope would run them.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import zipfile
@@ -88,6 +94,21 @@ PROBLEMS = {
     "file": Message(en="--file {file}: give the learner's file name in the repository, ending in .py or .ipynb",
                     es="--file {file}: da el nombre del archivo del estudiante en el repositorio, acabado en .py o "
                        ".ipynb"),
+    "course_repo": Message(
+        en="--course {course}: a GitHub template repository is what every student gets, so the course (its "
+           "reference and mutants: the answer key) never goes in it; keep the course in a private repository and "
+           "give it with --course-repo OWNER/NAME (docs/autograding.md, \"GitHub Classroom\")",
+        es="--course {course}: un repositorio plantilla de GitHub es lo que recibe cada estudiante, así que el curso "
+           "(su referencia y sus mutantes: las respuestas) nunca va en él; guarda el curso en un repositorio privado "
+           "y dalo con --course-repo PROPIETARIO/NOMBRE (docs/autograding.md, \"GitHub Classroom\")"),
+    "repo_alone": Message(
+        en="--course-repo goes with --course: the course folder (its copy on this machine) says the course's "
+           "language and weights, which the workflow passes to kata",
+        es="--course-repo va con --course: la carpeta del curso (su copia en esta máquina) dice el idioma y los "
+           "pesos del curso, que el flujo de trabajo pasa a kata"),
+    "bad_repo": Message(en="--course-repo {repo}: give a GitHub repository as OWNER/NAME",
+                        es="--course-repo {repo}: da un repositorio de GitHub como PROPIETARIO/NOMBRE"),
+    "bad_course": Message(en="--course {course}: {why}", es="--course {course}: {why}"),
     "course_only": Message(
         en="--course and --only both choose the checks: list them in the course file's [points]",
         es="--course y --only eligen las dos las comprobaciones: enuméralas en los [points] del archivo del curso"),
@@ -113,6 +134,11 @@ class Options:
     lang: str = "en"
     file: str = "loop.py"
     """The learner's file in the repository (github)."""
+    course_repo: str | None = None
+    """(github) The private repository (OWNER/NAME) the workflow fetches the course folder from, with the token in
+    the Actions secret KATA_COURSE_TOKEN: the course never goes into the students' template."""
+    course_ref: str | None = None
+    """(github) The branch or tag of ``course_repo`` to fetch (default: its default branch)."""
 
 
 # --------------------------------------------------------------------------- what goes in
@@ -160,6 +186,33 @@ def check_course(course: Path | None, *, file_ok: bool, lang: str = "en") -> str
     raise _problem("no_course", lang, course=course)
 
 
+def course_folder(course: Path | None, lang: str = "en"):
+    """The course a course folder's kata.toml declares (``checker.setting.course.CourseFolder``), else None
+    (``course`` is None or no course folder); a kata.toml that cannot be read is exit 2, naming the field."""
+    if course is None or not (course / COURSE_FILE).is_file():
+        return None
+    from checker.setting.course import CourseError, parse_course
+
+    try:
+        return parse_course(course)
+    except CourseError as exc:
+        raise _problem("bad_course", lang, course=course, why=exc) from None
+
+
+def _weights(options: Options, seen_as: str) -> str | None:
+    """``seen_as`` (the course as the grader sees it) where the course weighs the checks (a course file, or a
+    folder whose kata.toml has [points]), else None; --only beside weights is exit 2."""
+    if options.course is None:
+        return None
+    if options.course.is_dir():
+        folder = course_folder(options.course, options.lang)
+        if folder is None or not folder.has_points:
+            return None
+    if options.only:
+        raise _problem("course_only", options.lang)
+    return seen_as
+
+
 def _kata_install(options: Options, where: str) -> tuple[str, list[tuple[Path, str]]]:
     """What pip installs as kata, as shell words (``where``: the bundle's path where the target machine sees it,
     already fit for a shell), and the files to bundle for it."""
@@ -179,8 +232,12 @@ def _shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def _check_args(options: Options) -> list[str]:
+def _check_args(options: Options, course: str | None = None) -> list[str]:
+    """kata's arguments in every packaged grader: the language, track and checks, and ``course`` (the course
+    folder as the grader sees it) so that its [points] and [read] weigh every score as `kata grade --course` does."""
     args = ["--lang", options.lang]
+    if course is not None:
+        args += ["--course", course]
     if options.track:
         args += ["--track", options.track]
     for cid in options.only:
@@ -228,8 +285,10 @@ def gradescope_scripts(options: Options, *, has_secret: bool) -> dict[str, str]:
     """setup.sh and run_autograder's text."""
     kata, _ = _kata_install(options, '"$ROOT/source/kata"')
     bundled = options.kata is None or options.kata.endswith(".whl")
+    # run_autograder runs kata inside the course folder: `--course .` is that folder
+    course = _weights(options, ".")
     values = dict(kata=kata, bundled=bundled, course=options.course is not None,
-                  secret=has_secret, check_args=" ".join(_shell_quote(a) for a in _check_args(options)),
+                  secret=has_secret, check_args=" ".join(_shell_quote(a) for a in _check_args(options, course)),
                   one_file=_zero_results(ONE_FILE.render(options.lang)),
                   no_result=_zero_results(NO_RESULT.render(options.lang)))
     return {"setup.sh": _render("setup.sh.j2", **values), "run_autograder": _render("run_autograder.j2", **values)}
@@ -283,7 +342,6 @@ def _write_bytes(path: Path, data: bytes) -> None:
 
 WORKFLOW = Path(".github") / "workflows" / "kata.yml"
 GITHUB_BUNDLE = ".github/kata"
-GITHUB_COURSE = ".github/kata-course"
 
 
 def _copy_tree(files: Sequence[tuple[Path, str]], root: Path) -> None:
@@ -303,10 +361,21 @@ def _replace_folder(folder: Path, files: Sequence[tuple[Path, str]], prefix: str
     _copy_tree([(p, rel[len(prefix):]) for p, rel in files if rel.startswith(prefix)], folder)
 
 
+COURSE_CHECKOUT = ".kata-course"
+"""Where the workflow checks the course's private repository out, inside the runner's workspace (never committed)."""
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
 def build_github(out: Path, options: Options, *, force: bool = False) -> list[Path]:
-    """``out/.github/workflows/kata.yml`` (and kata's source under ``out/.github/kata``, the course folder under
-    ``out/.github/kata-course``, where bundled); the paths written."""
+    """``out/.github/workflows/kata.yml`` (and kata's source under ``out/.github/kata``, where bundled); the paths
+    written. The course is never written into ``out`` (the template every student gets): the workflow fetches it
+    from ``options.course_repo`` with a token the students never see."""
     check_course(options.course, file_ok=False, lang=options.lang)
+    if (options.course is None) != (options.course_repo is None):
+        raise _problem("course_repo" if options.course_repo is None else "repo_alone", options.lang,
+                       course=options.course)
+    if options.course_repo is not None and not _REPO.fullmatch(options.course_repo):
+        raise _problem("bad_repo", options.lang, repo=options.course_repo)
     if "/" in options.file or "\\" in options.file or not options.file.endswith((".py", ".ipynb")):
         raise _problem("file", options.lang, file=options.file)
     _out_folder(out, options.lang)
@@ -314,16 +383,16 @@ def build_github(out: Path, options: Options, *, force: bool = False) -> list[Pa
     targets = [out / WORKFLOW]
     if kata_files:
         targets.append(out / GITHUB_BUNDLE)
-    if options.course:
-        targets.append(out / GITHUB_COURSE)
     _refuse_existing(targets, force, options.lang)
-    text = _render("kata.yml.j2", kata=kata, file=options.file, course=GITHUB_COURSE if options.course else None,
-                   check_args=" ".join(_shell_quote(a) for a in _check_args(options)),
-                   secret_expression="${{ secrets.KATA_SECRET }}")
+    course = COURSE_CHECKOUT if options.course_repo else None
+    # the check runs inside the fetched course folder: `--course .` is that folder
+    args = _check_args(options, _weights(options, "."))
+    text = _render("kata.yml.j2", kata=kata, file=options.file, course=course, course_repo=options.course_repo,
+                   course_ref=options.course_ref, check_args=" ".join(_shell_quote(a) for a in args),
+                   secret_expression="${{ secrets.KATA_SECRET }}",
+                   token_expression="${{ secrets.KATA_COURSE_TOKEN }}")
     if kata_files:
         _replace_folder(out / GITHUB_BUNDLE, kata_files, "kata/")
-    if options.course:
-        _replace_folder(out / GITHUB_COURSE, _course_files(options.course), "")
     (out / WORKFLOW).parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out / WORKFLOW, text)
     return targets
@@ -343,11 +412,8 @@ def build_docker(out: Path, options: Options, *, force: bool = False) -> list[Pa
     if kind:
         targets.append(out / "course")
     _refuse_existing(targets, force, options.lang)
-    if kind == "file" and options.only:
-        raise _problem("course_only", options.lang)
-    args = _check_args(options)
-    if kind == "file":
-        args += ["--course", f"/course/{options.course.name}"]
+    # the course folder is the image's working folder, and named: its [points] weigh every grade
+    args = _check_args(options, _weights(options, f"/course/{options.course.name}" if kind == "file" else "/course"))
     entry = ["kata", "grade", "/class", "-o", "/gradebook", *args]
     text = _render("Dockerfile.j2", kata=kata, bundled=bool(kata_files), course=kind,
                    entrypoint=json.dumps(entry))

@@ -30,10 +30,17 @@ def _common(fn):
     return track_option(lang_option(fn))
 
 
-def _options(course, kata, track, only, lang, file="loop.py"):
-    from checker.author.packaging import Options, validate
+def _options(course, kata, track, only, lang, file="loop.py", **more):
+    """The artefact's options. Its language: --lang, else the course's (kata.toml's ``language``: the graders speak
+    the course's language, whatever this machine's locale), else this machine's."""
+    from checker.author.packaging import Options, course_folder, validate
 
-    options = Options(kata=kata, course=course, track=track, only=tuple(only), lang=current_lang(lang), file=file)
+    lang = lang or click.get_current_context().meta.get("kata.lang")
+    if lang is None and course is not None:
+        found = course_folder(course, current_lang(None))
+        lang = found.language if found is not None else None
+    options = Options(kata=kata, course=course, track=track, only=tuple(only), lang=current_lang(lang), file=file,
+                      **more)
     validate(options)
     return options
 
@@ -66,16 +73,26 @@ def gradescope_cmd(out_dir: Path, course: Path | None, kata: str | None, only: t
 @_common
 @click.option("--file", "file", default="loop.py", show_default=True, metavar="NAME",
               help="The learner's file in the repository.")
+@click.option("--course-repo", "course_repo", default=None, metavar="OWNER/NAME",
+              help="The private repository holding the course folder (with --course): the workflow fetches it "
+                   "with the token in the Actions secret KATA_COURSE_TOKEN; the course never goes in OUT.")
+@click.option("--course-ref", "course_ref", default=None, metavar="REF",
+              help="The branch or tag of --course-repo to fetch (default: its default branch).")
 def github_cmd(out_dir: Path, course: Path | None, kata: str | None, only: tuple[str, ...], force: bool,
-               track: str | None, lang: str | None, file: str) -> None:
+               track: str | None, lang: str | None, file: str, course_repo: str | None,
+               course_ref: str | None) -> None:
     """Write OUT/.github/workflows/kata.yml: GitHub Actions (and Classroom) checks the learner's file on each push.
 
-    OUT is the assignment's template repository. The grading secret is an Actions secret named
-    KATA_SECRET, never in the file.
+    OUT is the assignment's template repository: what every student gets, so the course (its
+    reference and mutants) never goes in it. With --course, the workflow fetches the course from
+    the private repository --course-repo with a token in the Actions secret KATA_COURSE_TOKEN,
+    which students never see. The grading secret is an Actions secret named KATA_SECRET, never
+    in the file.
     """
     from checker.author.packaging import build_github
 
-    for path in build_github(out_dir, _options(course, kata, track, only, lang, file), force=force):
+    options = _options(course, kata, track, only, lang, file, course_repo=course_repo, course_ref=course_ref)
+    for path in build_github(out_dir, options, force=force):
         click.echo(str(path))
 
 

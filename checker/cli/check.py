@@ -54,7 +54,10 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track,
     if folder is not None:  # the current kata's own file, named by its path: checked and recorded alike
         raise SystemExit(check_current(replace(request, path=None), folder))
     from checker.learn.check import check
+    from checker.setting.course import weighing_course
 
+    # a file that is no kata's: a course found from the working folder weighs it in full, as --course does
+    request = replace(request, course=weighing_course(course, only))
     # a kata's file in the working folder is graded against that kata's track
     outcome = check(request, workdir=current_workdir(None))
     if outcome.note:  # said first: which track the file was graded against

@@ -48,6 +48,10 @@ def _store(field: str):
                 setattr(options, field, value)
             # and in the run's meta, which a group keeping its own object (`kata mutants`) leaves alone
             ctx.meta[f"kata.{field}"] = value
+            if field == "workdir":  # the working folder's record (its course and track) is read from there
+                from checker.setting.course import use_workdir
+
+                use_workdir(value)
         return value
 
     return callback

@@ -84,8 +84,12 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
     """
     from checker.author.instructing import grade_class
     from checker.cli.common import use_course
+    from checker.setting.course import weighing_course
 
     use_course(course_path)
+    # a course found from the working folder weighs the grades in full, as --course does
+    found = weighing_course(course_path, only)
+    course_path = Path(found) if found is not None else None
 
     from checker.grade.classbook import ClassOptions
 

@@ -84,15 +84,19 @@ class KataRecord:
     hints: int = 0
     solved: str | None = None
     checks: int = 0
+    track: str | None = None
+    """The kata's track (None in a file written before kata recorded it): its file is graded on this track in any
+    shell, even where another track has a kata of the same name."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "started": self.started, "starter_sha256": self.starter_sha256,
+        data = {"file": self.file, "started": self.started, "starter_sha256": self.starter_sha256,
                 "hints": self.hints, "solved": self.solved, "checks": self.checks}
+        return data | ({"track": self.track} if self.track else {})
 
 
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "file": (str,), "started": (str,), "starter_sha256": (str,), "hints": (int,),
-    "solved": (str, type(None)), "checks": (int,),
+    "solved": (str, type(None)), "checks": (int,), "track": (str, type(None)),
 }
 _REQUIRED = ("file", "started", "starter_sha256")
 
@@ -189,15 +193,16 @@ class Progress:
         rec = self.katas.get(slug)
         return rec is not None and rec.solved is not None
 
-    def start(self, slug: str, file: str, starter: str) -> KataRecord:
-        """Make ``slug`` the current kata; a kata started before keeps its hints and solved date."""
+    def start(self, slug: str, file: str, starter: str, track: str | None = None) -> KataRecord:
+        """Make ``slug`` (of ``track``) the current kata; a kata started before keeps its hints and solved date."""
         rec = self.katas.get(slug)
         if rec is None:
-            rec = KataRecord(file=file, started=now(), starter_sha256=sha256(starter))
+            rec = KataRecord(file=file, started=now(), starter_sha256=sha256(starter), track=track)
             self.katas[slug] = rec
         else:
             rec.file = file
             rec.starter_sha256 = sha256(starter)
+            rec.track = track or rec.track
         self.current = slug
         return rec
 
@@ -235,8 +240,8 @@ def track_of_file(path: str, workdir: str | None = None) -> str | None:
     for slug, rec in progress.katas.items():
         mine = folder / rec.file
         try:
-            if slug in katas and mine.exists() and os.path.samefile(mine, path):
-                return katas[slug].track
+            if (rec.track or slug in katas) and mine.exists() and os.path.samefile(mine, path):
+                return rec.track or katas[slug].track
         except OSError:
             continue
     return None

@@ -253,9 +253,22 @@ def open_kata(session: Session, kata: Kata, *, filename: str | None = None) -> t
         state = write_starter(path, text)
     except OSError as exc:
         raise UsageProblem(f"{path}: {exc.strerror or exc}") from None
-    session.progress.start(kata.slug, name, text)
+    session.progress.start(kata.slug, name, text, kata.track)
     session.save()
+    remember_course(session, kata)
     return path, state
+
+
+def remember_course(session: Session, kata: Kata) -> None:
+    """Record in the working folder the course (where one is found) and the track of ``kata``, so that every later
+    command there finds them in any shell, with nothing set (``checker.setting.course.record_course``)."""
+    from checker.setting.course import CourseError, find_course, record_course
+
+    try:
+        course = find_course()
+    except CourseError:
+        course = None
+    record_course(session.workdir, course, kata.track)
 
 
 def place_data(session: Session, kata: Kata) -> tuple[Path, str] | None:

@@ -27,6 +27,7 @@ import ast
 import json
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 from checker.base.errors import LoopFileError
@@ -280,6 +281,15 @@ def split_cells(source: str) -> list[str]:
     return cells
 
 
+NO_FILE_IN_JUPYTER = """\
+# Jupyter defines no __file__ (kata does, when it checks this notebook): this one stands for the notebook, so that
+# Path(__file__).with_name(...) finds a file beside it, in the folder Jupyter runs it in.
+try:
+    __file__
+except NameError:
+    __file__ = {path}"""
+
+
 def starter_notebook(kata: Any, lang: str, source: str, path: str | None = None) -> str:
     """The kata's starter as a notebook (JSON text): a markdown cell with the story, then the loop in cells.
 
@@ -298,6 +308,8 @@ def starter_notebook(kata: Any, lang: str, source: str, path: str | None = None)
     nb.metadata["language_info"] = {"name": "python"}
     nb.metadata["kata"] = {"kata": kata.slug, "mutant": kata.mutant}
     nb.cells = [nbformat.v4.new_markdown_cell(markdown)]
+    if "__file__" in source:  # Jupyter defines none: the loop reads files beside itself, where Jupyter runs it
+        nb.cells.append(nbformat.v4.new_code_cell(NO_FILE_IN_JUPYTER.format(path=json.dumps(Path(path).name))))
     nb.cells += [nbformat.v4.new_code_cell(cell) for cell in split_cells(source)]
     for i, cell in enumerate(nb.cells):
         cell.id = f"{kata.slug[:50]}-{i}"  # fixed ids: the same kata always gives the same file

@@ -15,13 +15,16 @@ package):
   (``checker.grade.gradebook.load_course``).
 
 ``$KATA_TRACKS`` still adds folders of track files. ``$KATA_COURSE`` names the course folder when the working
-folder is not inside it.
+folder is not inside it. A learner's working folder remembers its course and track in ``.kata/course.json``
+(written by `kata next`): every later command run there (or with ``--dir``/``$KATA_DIR`` naming it) finds the
+course from it, in any shell, with nothing set.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,11 @@ COURSE_FILE = "kata.toml"
 PYPROJECT = "pyproject.toml"
 COURSE_ENV = "KATA_COURSE"
 """A course folder to use when the working folder is not inside one."""
+WORKDIR_ENV = "KATA_DIR"
+"""The learner's working folder, when not the current one (``--dir`` sets it)."""
+RECORD = os.path.join(".kata", "course.json")
+"""In a learner's working folder: ``{"course": "/abs/course/folder" or null, "track": "digits"}``, what `kata next`
+opened there last (docs/progress.md)."""
 PACKAGE = Path(__file__).resolve().parents[1]
 """The installed ``checker`` package: nothing an instructor writes goes in here."""
 
@@ -126,9 +134,74 @@ def parse_course(path: Path) -> CourseFolder:
                         raw=raw)
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What a learner's working folder remembers (``.kata/course.json``)."""
+
+    folder: Path
+    """The working folder holding the record."""
+    course: Path | None
+    """The course folder its katas come from (None: kata's own tracks)."""
+    track: str | None
+    """The track of the kata `kata next` opened last."""
+
+
+def record_course(workdir: Path, course: CourseFolder | None, track: str | None) -> None:
+    """Remember in ``workdir`` the course (its folder) and the track a learner works on; best effort (a folder that
+    cannot be written keeps working as before, with $KATA_COURSE or --track)."""
+    path = Path(workdir) / RECORD
+    data = {"course": str(course.root) if course is not None else None, "track": track}
+    try:
+        if path.is_file() and json.loads(path.read_text(encoding="utf-8")) == data:
+            return
+    except (OSError, ValueError):
+        pass
+    try:
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _read_record(folder: Path) -> Recorded | None:
+    try:
+        data = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    course, track = data.get("course"), data.get("track")
+    return Recorded(folder, Path(course) if isinstance(course, str) and course else None,
+                    track if isinstance(track, str) and track else None)
+
+
+_WORKDIR: list[Path] = []
+"""The working folder a command was given (``--dir``), where its record is read first."""
+
+
+def use_workdir(path: str | Path | None) -> None:
+    """The working folder this command was given (``--dir``): its record comes first."""
+    _WORKDIR[:] = [Path(path).expanduser()] if path else []
+
+
+def recorded(start: Path | None = None) -> Recorded | None:
+    """The record of the learner's working folder: ``--dir``'s, else ``$KATA_DIR``'s, else the nearest one from
+    ``start`` (default: the current folder) upwards; None when there is none."""
+    env = os.environ.get(WORKDIR_ENV, "").strip()
+    here = Path(start or os.getcwd()).resolve()
+    for folder in [*_WORKDIR, *([Path(env).expanduser()] if env else []), here, *here.parents]:
+        found = _read_record(folder)
+        if found is not None:
+            return found
+    return None
+
+
 def find_course_file(start: Path | None = None) -> Path | None:
     """The nearest kata.toml (or pyproject.toml with [tool.kata]) from ``start`` (default: the working folder)
-    upwards, else ``$KATA_COURSE``'s; None when there is none."""
+    upwards, else ``$KATA_COURSE``'s, else the course the learner's working folder recorded (``recorded``); None
+    when there is none."""
     here = Path(start or os.getcwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / COURSE_FILE).is_file():
@@ -143,14 +216,31 @@ def find_course_file(start: Path | None = None) -> Path | None:
     env = os.environ.get(COURSE_ENV, "").strip()
     if env:
         return Path(env).expanduser()
+    record = recorded(start)
+    if record is not None and record.course is not None:
+        return record.course
     return None
 
 
 def find_course(start: Path | None = None) -> CourseFolder | None:
     """The course folder the working folder is in (see ``find_course_file``), else None; CourseError when its
-    kata.toml is malformed."""
+    kata.toml is malformed. Where the learner's working folder recorded this course, the track it recorded is the
+    course's default track there."""
     found = find_course_file(start)
-    return parse_course(found) if found is not None else None
+    if found is None:
+        return None
+    course = parse_course(found)
+    record = recorded(start)
+    if record is not None and record.track and record.course is not None and _same(record.course, course.root):
+        course = replace(course, track=record.track)
+    return course
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def current_course() -> CourseFolder | None:
@@ -159,6 +249,18 @@ def current_course() -> CourseFolder | None:
         return find_course()
     except CourseError as exc:
         raise UsageProblem(str(exc)) from None
+
+
+def weighing_course(given: str | Path | None, only: tuple[str, ...] = ()) -> str | None:
+    """The course whose [points] weigh a grade: ``given`` (--course), else the course folder found from the working
+    folder when its kata.toml has [points] (a course found counts in full, as one named does), else None; --only
+    chooses the checks itself, so a found course's weights stand aside for it."""
+    if given is not None:
+        return str(given)
+    if only:
+        return None
+    course = current_course()
+    return str(course.root) if course is not None and course.has_points else None
 
 
 def in_package(path: Path) -> bool:
