@@ -101,11 +101,18 @@ def test_a_file_swapped_between_the_check_and_the_opening_is_not_read(tmp_path, 
     assert caught.value.kind == "swapped"
 
 
-def test_kata_check_refuses_a_link_to_the_reference_and_a_fifo(tmp_path):
+def test_kata_check_refuses_a_link_to_the_reference_a_notebook_outside_and_a_fifo(tmp_path):
     (tmp_path / "mine.py").symlink_to(REFERENCE)
     os.mkfifo(tmp_path / "pipe.py")
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    cell = {"cell_type": "code", "metadata": {}, "source": REFERENCE.read_text(), "outputs": [],
+            "execution_count": None}
+    (elsewhere / "ref.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4,
+                                                     "nbformat_minor": 5}))
+    (tmp_path / "mine.ipynb").symlink_to(elsewhere / "ref.ipynb")
     runner = CliRunner()
-    for name, said in (("mine.py", "leads outside"), ("pipe.py", "named pipe")):
+    for name, said in (("mine.py", "leads outside"), ("pipe.py", "named pipe"), ("mine.ipynb", "leads outside")):
         result = runner.invoke(main, ["check", str(tmp_path / name), "--lang", "en"])
         assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output, result.output
         assert "def train_epoch" not in result.output

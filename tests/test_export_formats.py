@@ -306,3 +306,23 @@ def test_a_held_report_shows_no_green_test_and_no_points_in_any_format():
     props = {p.get("name"): p.get("value")
              for p in parse_junit(render_junit(held_report(), weights=weights)).find("testsuite").find("properties")}
     assert props["points"] == "0" and props["held_for_review"] == "true"
+
+
+def test_hostile_names_land_as_text_in_gradescope_and_junit():
+    """A name made to run where it lands (a formula, HTML, a Markdown link) stays text: Gradescope is told every
+    output is plain text, and JUnit's XML escapes it (one element per check, no element from the name)."""
+    name = '=HYPERLINK("https:evil.example?")<script>alert(1)</script>[open](javascript:alert(1)).py'
+    report = mixed_report()
+    report.file = name
+    report.checks[1].message = f"{name}:3: see here"
+    results = json.loads(render_gradescope(report))
+    jsonschema.validate(results, SCHEMA)
+    formats = [results["output_format"], *(t["output_format"] for t in results["tests"]),
+               *(t["name_format"] for t in results["tests"])]
+    assert set(formats) == {"text"}
+    root = ET.fromstring(render_junit(report))
+    assert not [el for el in root.iter() if el.tag.lower() in ("script", "a")]
+    assert any(name in (el.text or "") for el in root.iter())  # the text itself, escaped by XML, not dropped
+    broken = Report(file=name, error_kind="syntax", error=f"{name}:1: syntax error")
+    assert json.loads(render_gradescope(broken))["output_format"] == "text"
+    ET.fromstring(render_junit(broken))
