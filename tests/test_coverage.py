@@ -54,8 +54,9 @@ def test_every_class_is_drawn_on_every_run(track_id):
                     "batch.under-half": 1 < n % b < b // 2, "batch.half": b // 2 <= n % b <= (b + 1) // 2,
                     "batch.over-half": n % b > (b + 1) // 2,
                     "batch.one": b == 1, "batch.whole": b == n, "batch.more": b > n,
-                    "batch.above-64": 64 < b < n, "batch.default": b == 32}[c.kind], (c, n)
-        assert [c.kind for c in cov.seeds] == ["seed.default", "seed.small", "seed.adjacent", "seed.far"]
+                    "batch.above-64": 64 < b < n, "batch.default": b == 32, "batch.top": b == 10**4 > n}[c.kind], (c, n)
+        assert [c.kind for c in cov.seeds][:4] == ["seed.default", "seed.small", "seed.adjacent", "seed.far"]
+        assert {c.value for c in cov.seeds} >= {0, 1, 10, 10**9, 2**32 - 1}  # both ends, every decade, the lesson's
         assert cov.seeds[2].value == cov.seeds[1].value + 1 and cov.seeds[3].value > 2**30
         lrs = {(dict(c.facts)["name"], c.value) for c in cov.optimizers if not c.default}
         assert {name for name, _ in lrs} == {"sgd", "adam"}
@@ -72,7 +73,7 @@ def test_every_class_is_drawn_on_every_run(track_id):
                 "train.no-clip", "train.lr-above-1", "train.batch-above-64", "train.long", "train.device"} <= classes
         assert ("train.batch-one" in classes) != track.model.batchnorm  # BatchNorm cannot train on one example
         for t in cov.train + cov.fit:
-            assert not track.model.leaves_one(n, t.batch_size)
+            assert not track.model.leaves_one(t.rows or n, t.batch_size)
     assert Draw.from_seed(4, track) == Draw.from_seed(4, track)  # deterministic given the rng
     assert Draw.from_seed(4, track).coverage != Draw.from_seed(5, track).coverage  # fresh inside each class
 
@@ -183,14 +184,16 @@ def test_every_lr_class_is_drawn_strictly_inside_its_bounds():
 def test_distinct_seeds_a_cut_seed_would_confuse_are_paired_in_every_class():
     pairs = coverage.collision_pairs(5, 2**30 + 7)
     kinds = [kind for _, _, kind, _ in pairs]
-    assert kinds.count(coverage.LOW_BITS) == 20 and kinds.count(coverage.DIGITS) == 6 and kinds[-1] == coverage.FLOAT32
+    assert kinds.count(coverage.LOW_BITS) == 20 and kinds.count(coverage.DIGITS) == 6 and kinds[-2] == coverage.FLOAT32
+    assert pairs[-1] == (2**32 - 2, 2**32 - 1, coverage.TOP, 0)  # the top of the domain: a seed clamped below it
     for a, b, kind, k in pairs:
         assert a != b and max(a, b) < 2**32  # torch's CPU generator keeps a seed's low 32 bits: no pair past them
-        assert b - a == {coverage.LOW_BITS: 2**k, coverage.DIGITS: 10**k, coverage.FLOAT32: 1}[kind]
+        assert b - a == {coverage.LOW_BITS: 2**k, coverage.DIGITS: 10**k, coverage.FLOAT32: 1, coverage.TOP: 1}[kind]
     # a float32 cannot tell the far pair apart, and only that pair
     import numpy as np
 
-    assert [(a, b) for a, b, _, _ in pairs if np.float32(a) == np.float32(b)] == [(2**30 + 7, 2**30 + 8)]
+    assert [(a, b) for a, b, _, _ in pairs if np.float32(a) == np.float32(b)] == [(2**30 + 7, 2**30 + 8),
+                                                                                  (2**32 - 2, 2**32 - 1)]
     with pytest.raises(ValueError, match="above 2\\*\\*24"):
         coverage.collision_pairs(5, 2**24)
     # fresh inside the classes: the run's small and far seeds

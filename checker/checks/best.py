@@ -310,7 +310,76 @@ def _shape_problem(m: dict, epochs: int) -> Any:
 @check("best.restores", family="best", calls=("fit_best",), protocol="best", title=RESTORE_TITLE, cost=18,
        timeout=30.0)
 def restores(loop, lab) -> dict:
-    return _run_fit_best(loop, lab, optimizer="sgd", lr=RESTORE_LR, epochs=RESTORE_EPOCHS)
+    out = _run_fit_best(loop, lab, optimizer="sgd", lr=RESTORE_LR, epochs=RESTORE_EPOCHS)
+    out["combined"] = _combined(loop, lab)
+    return out
+
+
+COMBINED_EPOCHS = 5
+"""Epochs of the run with every optional argument of fit_best at once (a scheduler, a clip, a device)."""
+
+
+def _combined_setting(lab) -> dict:
+    """The run's scheduler and clip: from the draw where there is one (fresh every run), else fixed."""
+    draw = getattr(getattr(lab, "draw", None), "fit", None)
+    rng = random.Random(getattr(draw, "model_seed", 7))
+    return {"lr": float(f"{rng.uniform(0.2, 0.8):.2f}"), "gamma": float(f"{rng.uniform(0.3, 0.9):.2f}"),
+            "step": rng.choice((1, 2)), "clip": float(f"{rng.uniform(0.05, 0.5):.2f}"), "epochs": COMBINED_EPOCHS}
+
+
+def _combined(loop, lab) -> dict:
+    """fit_best and the file's own fit, each from the same start, with a StepLR scheduler, a clip norm that binds,
+    validation and a device, all at once: fit_best trains exactly as fit does, so their histories must agree."""
+    import torch
+
+    from checker.setting.instruments import Rig, plain_number
+
+    s = _combined_setting(lab)
+    histories = []
+    for which in ("fit_best", "fit"):
+        rig = Rig(lab, optimizer="sgd", lr=s["lr"], batch_size=lab.track.thresholds.batch_size)
+        scheduler = torch.optim.lr_scheduler.StepLR(rig.optimizer, step_size=s["step"], gamma=s["gamma"])
+        kwargs = dict(val=rig.val, scheduler=scheduler, clip_norm=s["clip"], device=rig.device)
+        try:
+            out = getattr(loop, which)(rig.model, rig.optimizer, rig.loader, rig.loss_fn, s["epochs"], **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the file's error is the figure
+            return {**s, "raised": f"{which}: {type(exc).__name__}: {exc}"[:200]}
+        history = out[0] if which == "fit_best" and isinstance(out, tuple | list) and len(out) == 2 else out
+        histories.append([{k: plain_number(row.get(k)) for k in KEYS} if isinstance(row, dict) else None
+                          for row in (history if isinstance(history, list) else [])])
+    return {**s, "fit_best": histories[0], "fit": histories[1]}
+
+
+COMBINED_DIFF = Message(
+    en="fit_best(..., epochs={epochs}, val=..., scheduler=StepLR(step_size={step}, gamma={gamma}), clip_norm={clip}, "
+    "device=...) and fit with the same arguments, from the same start, disagree: {what}. fit_best trains exactly as "
+    "fit does, every optional argument included",
+    es="fit_best(..., epochs={epochs}, val=..., scheduler=StepLR(step_size={step}, gamma={gamma}), clip_norm={clip}, "
+    "device=...) y fit con los mismos argumentos, desde el mismo inicio, no coinciden: {what}. fit_best entrena "
+    "exactamente como fit, con todos los argumentos opcionales",
+)
+
+
+def _combined_verdict(c: dict | None):
+    """None when fit_best and fit agree on every row of the combined run, else the failure."""
+    if not c:
+        return None
+    args = {k: c[k] for k in ("epochs", "step", "gamma", "clip")}
+    if c.get("raised"):
+        return failed(COMBINED_DIFF, what=Message(en=f"{c['raised']} was raised", es=f"se lanzó {c['raised']}"),
+                      **args)
+    mine, want = c["fit_best"], c["fit"]
+    if len(mine) != len(want):
+        return failed(COMBINED_DIFF, what=Message(en=f"{len(mine)} history rows against {len(want)}",
+                                                  es=f"{len(mine)} filas de historial frente a {len(want)}"), **args)
+    for epoch, (got, row) in enumerate(zip(mine, want, strict=True), start=1):
+        for key in KEYS:
+            g, w = (got or {}).get(key), (row or {}).get(key)
+            if w is not None and not close(g, w, rel=LOSS_TOL):
+                what = Message(en=f"epoch {epoch}'s {key} is {g} against fit's {w}",
+                               es=f"el {key} de la época {epoch} es {g} frente al {w} de fit")
+                return failed(COMBINED_DIFF, what=what, **args)
+    return None
 
 
 @restores.judge
@@ -338,6 +407,9 @@ def _(m: dict):
         return failed(RESTORE_WRONG, low=low, loss=loss, which=which, **args)
     if m["best"] != want:
         return failed(RESTORE_NAMED, low=low, got=m["best"], **args)
+    combined = _combined_verdict(m.get("combined"))
+    if combined is not None:
+        return combined
     return passed(RESTORE_OK, loss=m["loss"], last=val[-1], **args)
 
 

@@ -308,7 +308,7 @@ def batches(loop, lab) -> dict:
     n = len(X)
     # every batch-size class (fixed within each class: this check has no draw), without workers
     cases = []
-    for case in batch_cases(random.Random(n), n, more=False, default=False):
+    for case in batch_cases(random.Random(n), n, more=False, default=False, domain_points=True):
         loader = loop.make_loader(loop.make_dataset(X, index, augment=False), batch_size=case.value, seed=0,
                                   num_workers=0)
         cases.append({"b": case.value, "sizes": [len(b) for b in _epochs(loader, 1)[0]], "case": case.as_dict()})
@@ -489,13 +489,15 @@ class ProbeDataset:
         return torch.tensor([float(np.random.random())], dtype=torch.float64), torch.tensor(os.getpid())
 
 
-def _worker_run(loop, lab, *, seed: int, rng: int, epochs: int) -> list[list[dict]]:
-    """Per epoch, per batch: the pid that served it and its NumPy draws."""
+def _worker_run(loop, lab, *, seed: int, rng: int, epochs: int, workers: int | None = WORKERS) -> list[list[dict]]:
+    """Per epoch, per batch: the pid that served it and its NumPy draws (``workers`` None: num_workers not passed,
+    the protocol's default)."""
     from checker.setting.instruments import scramble_global_rng
 
     scramble_global_rng(rng)
+    extra = {} if workers is None else {"num_workers": workers}
     loader = loop.make_loader(ProbeDataset(len(lab.data.X_train)), batch_size=lab.track.thresholds.batch_size,
-                              seed=seed, num_workers=WORKERS)
+                              seed=seed, **extra)
     out = []
     for _ in range(epochs):
         out.append([{"pid": int(pid.reshape(-1)[0]), "draws": [float(v) for v in x.reshape(-1)]}
@@ -554,6 +556,35 @@ WORKERS_REFORKED = Message(
 )
 
 
+OTHER_WORKERS = 3
+"""A worker count other than the track's 0 and 2 (``checker.setting.domains``: num_workers spans 0 to 8)."""
+WORKERS_COUNT = Message(
+    en="make_loader(dataset, num_workers={w}) served its batches from {got} worker process(es) instead of {w}: the "
+    "num_workers argument does not reach the DataLoader as given",
+    es="make_loader(dataset, num_workers={w}) sirvió sus lotes desde {got} proceso(s) worker en lugar de {w}: el "
+    "argumento num_workers no llega tal cual al DataLoader",
+)
+WORKERS_DEFAULT = Message(
+    en="make_loader(dataset) without num_workers served its batches from {got} worker process(es): the protocol's "
+    "default is num_workers={w}",
+    es="make_loader(dataset) sin num_workers sirvió sus lotes desde {got} proceso(s) worker: el valor por defecto "
+    "del protocolo es num_workers={w}",
+)
+WORKERS_PAIRS = Message(
+    en="worker {wa} of the loader with seed={sa} and worker {wb} of the loader with seed={sb} drew the same NumPy "
+    "numbers ({a}…), as if each worker's stream followed seed + worker id: runs at neighbouring seeds share part of "
+    "their augmentations. Every (seed, worker) pair needs a stream of its own: PyTorch already seeds each worker "
+    "from the loader's generator, so no worker_init_fn is needed; one that reseeds NumPy must keep the streams "
+    "apart and tied to the seed (for instance from torch.initial_seed(), which differs per worker and per seed)",
+    es="el worker {wa} del cargador con seed={sa} y el worker {wb} del cargador con seed={sb} sacaron los mismos "
+    "números de NumPy ({a}…), como si el flujo de cada worker siguiera a semilla + id del worker: ejecuciones con "
+    "semillas vecinas comparten parte de sus aumentos. Cada par (semilla, worker) necesita su propio flujo: PyTorch "
+    "ya fija la semilla de cada worker desde el generador del cargador, así que no hace falta worker_init_fn; uno "
+    "que vuelva a fijar NumPy debe mantener los flujos separados y ligados a la semilla (por ejemplo a partir de "
+    "torch.initial_seed(), distinto por worker y por semilla)",
+)
+
+
 @check("pipeline.workers", early=True, family="pipeline", calls=("make_loader",), protocol="pipeline",
        title=WORKERS_TITLE, cost=30, timeout=30.0)
 def workers(loop, lab) -> dict:
@@ -562,7 +593,8 @@ def workers(loop, lab) -> dict:
     main = os.getpid()
     a = _worker_run(loop, lab, seed=0, rng=1, epochs=EPOCH_WORKERS)
     b = _worker_run(loop, lab, seed=0, rng=2, epochs=1)
-    c = _worker_run(loop, lab, seed=1, rng=1, epochs=1)
+    c = _worker_run(loop, lab, seed=1, rng=1, epochs=1, workers=None)  # num_workers at its default (2)
+    d = _worker_run(loop, lab, seed=2, rng=1, epochs=1, workers=OTHER_WORKERS)
 
     def pids(epoch: list[dict]) -> list[int]:
         return list(dict.fromkeys(batch["pid"] for batch in epoch))
@@ -579,7 +611,7 @@ def workers(loop, lab) -> dict:
     same_stream = len(streams) > 1 and streams[0][0] == streams[1][0]
     draws = [v for batch in first for v in batch["draws"]]
     return {
-        "workers": WORKERS, "epochs": EPOCH_WORKERS,
+        "workers": WORKERS, "epochs": EPOCH_WORKERS, **_seed_worker_pairs(main, first, c[0], d[0]),
         "in_main": sum(batch["pid"] == main for epoch in a for batch in epoch),
         "pids": [sorted(number[p] for p in pids(e)) for e in a], "n_pids": len(pids(first)),
         "a": streams[0][0][:SHOWN] if streams else [], "b": streams[1][0][:SHOWN] if len(streams) > 1 else [],
@@ -591,6 +623,39 @@ def workers(loop, lab) -> dict:
     }
 
 
+def _seed_worker_pairs(main: int, seed0: list[dict], seed1: list[dict], seed2: list[dict]) -> dict:
+    """From the first epochs of seed 0 (2 workers), seed 1 (num_workers at its default) and seed 2
+    (``OTHER_WORKERS``): how many workers served seed 1's and seed 2's loaders (0: the main process did), and the
+    first (seed, worker) pairs of different seeds, or of seed 2's workers, that drew the same NumPy numbers."""
+
+    def workers_of(epoch: list[dict]) -> list[int]:
+        return list(dict.fromkeys(batch["pid"] for batch in epoch))
+
+    def first_draws(epoch: list[dict]) -> list[list[float]]:
+        """Each worker's first batch of draws, the workers by order of appearance (worker 0, 1, ...)."""
+        return [next(batch["draws"] for batch in epoch if batch["pid"] == pid) for pid in workers_of(epoch)]
+
+    def count(epoch: list[dict]) -> int:
+        return 0 if any(batch["pid"] == main for batch in epoch) else len(workers_of(epoch))
+
+    within = _pair_collision({k: [s] for k, s in enumerate(first_draws(seed2))})
+    return {"pair": _pair_collision({0: first_draws(seed0), 1: first_draws(seed1), 2: first_draws(seed2)}),
+            "default_workers": count(seed1), "other": {"w": OTHER_WORKERS, "got": count(seed2), "same": within}}
+
+
+def _pair_collision(by_seed: dict[int, list[list[float]]]) -> dict | None:
+    """The first two (seed, worker) pairs of different seeds whose workers drew the same NumPy numbers, or None."""
+    seen: dict[tuple, tuple[int, int]] = {}
+    for seed, streams in by_seed.items():
+        for worker, draws in enumerate(streams):
+            key = tuple(draws[:SHOWN])
+            if key in seen and seen[key][0] != seed:
+                (sa, wa), (sb, wb) = seen[key], (seed, worker)
+                return {"sa": sa, "wa": wa, "sb": sb, "wb": wb, "a": list(key)}
+            seen.setdefault(key, (seed, worker))
+    return None
+
+
 @workers.judge
 def _(m: dict):
     w = m["workers"]
@@ -598,12 +663,23 @@ def _(m: dict):
         return failed(WORKERS_NONE, w=w)
     if m["same_stream"]:
         return failed(WORKERS_SAME_STREAM, w=w, a=_fmt(m["a"]), b=_fmt(m["b"]))
+    other = m.get("other")
+    if other and other["got"] != other["w"]:
+        return failed(WORKERS_COUNT, w=other["w"], got=other["got"])
+    if "default_workers" in m and m["default_workers"] != WORKERS:
+        return failed(WORKERS_DEFAULT, w=WORKERS, got=m["default_workers"])
+    if other and other["same"]:
+        return failed(WORKERS_SAME_STREAM, w=other["w"], a=_fmt(other["same"]["a"]), b=_fmt(other["same"]["a"]))
+
     if not m["repeated"]:
         return failed(WORKERS_NOT_REPEATED, a=_fmt(m["a"]), c=_fmt(m["c"]))
     if not m["seeds_differ"]:
         return failed(WORKERS_SEED_IGNORED, a=_fmt(m["a"]))
     if not m["epochs_differ"]:
         return failed(WORKERS_SAME_EPOCHS, a=_fmt(m["a"]))
+    if m.get("pair"):  # seeds differ as wholes, yet one seed's worker repeats another seed's worker
+        pair = m["pair"]
+        return failed(WORKERS_PAIRS, a=_fmt(pair["a"]), **{k: pair[k] for k in ("sa", "wa", "sb", "wb")})
     if m["pids"][0] != m["pids"][-1]:
         return failed(WORKERS_REFORKED, p1=", ".join(f"#{p}" for p in m["pids"][0]),
                       p2=", ".join(f"#{p}" for p in m["pids"][-1]))

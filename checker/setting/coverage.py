@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.base.i18n import Message
+from checker.setting.domains import Domain, domain_of
 
 # ---------------------------------------------------------------------------- records
 
@@ -50,9 +51,12 @@ class Case:
 
     @property
     def rank(self) -> tuple:
-        """Simplicity, smallest first: defaults, then small and round values."""
+        """Simplicity, smallest first: defaults, then the domain's own points (an end, a value the course uses),
+        then small and round values."""
         value = self.value if isinstance(self.value, int | float) else 0
-        return (not self.default, len(str(int(abs(value)))), not _round(value), abs(value))
+        facts = dict(self.facts)
+        point = "edge" in facts or "where_en" in facts or self.kind.endswith(".point")
+        return (not self.default, not point, len(str(int(abs(value)))), not _round(value), abs(value))
 
     def label(self) -> Message:
         template = LABELS[self.kind]
@@ -64,7 +68,7 @@ class Case:
         elif self.kind.startswith("rows.") and self.kind not in ("rows.above-64", "rows.thousands") \
                 and (self.value or 0) > 64:
             text = Message(en=f"{text.en}, above 64", es=f"{text.es}, más de 64")  # the other class it is in
-        return text
+        return _marked(text, facts)
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "value": self.value, "facts": dict(self.facts), "default": self.default}
@@ -72,6 +76,31 @@ class Case:
     @classmethod
     def from_dict(cls, d: dict) -> Case:
         return cls(d["kind"], d["value"], tuple(sorted(d["facts"].items())), d["default"])
+
+
+EDGES = {"low": Message(en="the bottom of its domain", es="el mínimo de su dominio"),
+         "high": Message(en="the top of its domain", es="el máximo de su dominio")}
+
+
+def marks(domain: Domain, value) -> tuple[tuple[str, Any], ...]:
+    """The facts that place ``value`` in ``domain``: ``edge`` ("low"/"high") at an end, ``where_en``/``where_es``
+    where the course itself uses the value (a label then says so: "the top of its domain: the lesson's ...")."""
+    out: list[tuple[str, Any]] = []
+    if domain.edge(value):
+        out.append(("edge", domain.edge(value)))
+    use = domain.use_of(value) if value is not None else None
+    if use is not None:
+        out += [("where_en", use.where.en), ("where_es", use.where.es)]
+    return tuple(out)
+
+
+def _marked(text: Message, facts: dict) -> Message:
+    en, es = text.en, text.es
+    if facts.get("edge") in EDGES:
+        en, es = f"{en}, {EDGES[facts['edge']].en}", f"{es}, {EDGES[facts['edge']].es}"
+    if facts.get("where_en"):
+        en, es = f"{en}: {facts['where_en']}", f"{es}: {facts['where_es']}"
+    return Message(en=en, es=es)
 
 
 def _round(value: float) -> bool:
@@ -111,6 +140,10 @@ class TrainCase:
     gamma: float = 0.5
     rows: int | None = None
     """Train on the first ``rows`` training examples only (None: all): a batch of 1 stays cheap."""
+    loader: str = "kata"
+    """Which kind of loader the run is handed (``checker.setting.domains.LOADER_KINDS``): kata's own (a short last
+    batch kept), one that drops its last batch, one whose sampler walks part of the set, one whose batches differ in
+    size."""
 
     @property
     def rank(self) -> tuple:
@@ -118,7 +151,8 @@ class TrainCase:
 
     def label(self) -> Message:
         parts = [LABELS[k] for k in self.classes]
-        return Message(en=", ".join(p.en for p in parts), es=", ".join(p.es for p in parts))
+        return Message(en=", ".join(p.en.format(epochs=self.epochs) for p in parts),
+                       es=", ".join(p.es.format(epochs=self.epochs) for p in parts))
 
 
 # ---------------------------------------------------------------------------- labels
@@ -141,6 +175,9 @@ LABELS: dict[str, Message] = {
     "batch.whole": Message(en="batch {value}: the whole set in one batch",
                            es="lote {value}: todo el conjunto en un lote"),
     "batch.more": Message(en="batch {value}: more than the {n} examples", es="lote {value}: más que los {n} ejemplos"),
+    "batch.top": Message(en="batch {value}: more than the {n} examples", es="lote {value}: más que los {n} ejemplos"),
+    "loader.rows": Message(en="a set of {value} row(s) in batches of {b}",
+                           es="un conjunto de {value} fila(s) en lotes de {b}"),
     "batch.above-64": Message(en="batch {value}: above 64 ({n} = {q}·{value} + {r})",
                               es="lote {value}: por encima de 64 ({n} = {q}·{value} + {r})"),
     # seeds
@@ -148,10 +185,12 @@ LABELS: dict[str, Message] = {
     "seed.small": Message(en="seed {value}, a small one", es="semilla {value}, una pequeña"),
     "seed.adjacent": Message(en="seed {value}, next to seed {other}", es="semilla {value}, vecina de la {other}"),
     "seed.far": Message(en="seed {value}, a far one", es="semilla {value}, una lejana"),
+    "seed.point": Message(en="seed {value}", es="semilla {value}"),
     # optimizer settings
     "opt.defaults": Message(en='the defaults (name="sgd", lr=0.1)', es='los valores por defecto (name="sgd", lr=0.1)'),
     "opt.default-name": Message(en='the default name ("sgd") at lr={value:g}',
                                 es='el nombre por defecto ("sgd") con lr={value:g}'),
+    "opt.point": Message(en="{name} at lr={value:g}", es="{name} con lr={value:g}"),
     "opt.decade": Message(en="{name} at lr={value:g}, in [{low:g}, {high:g})",
                           es="{name} con lr={value:g}, en [{low:g}, {high:g})"),
     # evaluate's rows
@@ -163,6 +202,7 @@ LABELS: dict[str, Message] = {
     "rows.64": Message(en="64 rows", es="64 filas"),
     "rows.uneven": Message(en="{value} rows, no multiple of 16", es="{value} filas, no múltiplo de 16"),
     "rows.above-64": Message(en="{value} rows, above 64", es="{value} filas, más de 64"),
+    "rows.point": Message(en="{value} rows", es="{value} filas"),
     "rows.thousands": Message(en="{value} rows, above 4096 (the training and validation rows repeated)",
                               es="{value} filas, más de 4096 (las filas de entrenamiento y validación repetidas)"),
     "eval.defaults": Message(en="the protocol's defaults (no device given)",
@@ -174,7 +214,8 @@ LABELS: dict[str, Message] = {
     "train.adam": Message(en="Adam", es="Adam"),
     "train.lr-above-1": Message(en="an lr above 1", es="un lr por encima de 1"),
     "train.clip-binds": Message(en="a clip norm that binds", es="una norma de recorte que actúa"),
-    "train.clip-loose": Message(en="a clip norm that never binds", es="una norma de recorte que nunca actúa"),
+    "train.clip-loose": Message(en="a clip norm that never binds (1e4, the top of its domain)",
+                                es="una norma de recorte que nunca actúa (1e4, el máximo de su dominio)"),
     "train.no-clip": Message(en="no clip norm", es="sin norma de recorte"),
     "train.batch-one": Message(en="batch 1", es="lote 1"),
     "train.batch-above-64": Message(en="a batch above 64", es="un lote por encima de 64"),
@@ -182,6 +223,18 @@ LABELS: dict[str, Message] = {
     "train.scheduled": Message(en="a scheduler", es="un planificador"),
     "train.long": Message(en="more epochs than any patience", es="más épocas que cualquier paciencia"),
     "train.device": Message(en="a device given", es="un dispositivo dado"),
+    "train.drop-last": Message(en="a loader that drops its last batch", es="un cargador que descarta su último lote"),
+    "train.subset": Message(en="a loader whose sampler walks part of the set",
+                            es="un cargador cuyo muestreador recorre parte del conjunto"),
+    "train.unequal": Message(en="batches of unequal sizes", es="lotes de tamaños desiguales"),
+    "train.clip-bottom": Message(en="a clip norm at the bottom of its domain (1e-4)",
+                                 es="una norma de recorte en el mínimo de su dominio (1e-4)"),
+    "train.one-epoch": Message(en="a single epoch, the bottom of the epochs' domain",
+                               es="una sola época, el mínimo del dominio de las épocas"),
+    "train.epochs-top": Message(en="{epochs} epochs, the top of the epochs' domain",
+                                es="{epochs} épocas, el máximo del dominio de las épocas"),
+    "train.step": Message(en="a StepLR scheduler", es="un planificador StepLR"),
+    "train.cosine": Message(en="a cosine scheduler", es="un planificador coseno"),
 }
 
 DEFAULT_BATCH = 32
@@ -207,8 +260,10 @@ _REMAINDER = {
 }
 
 
-def batch_cases(rng: random.Random, n: int, *, more: bool = True, default: bool = True) -> tuple[Case, ...]:
-    """One batch size of every class over ``n`` examples (fresh inside each class)."""
+def batch_cases(rng: random.Random, n: int, *, more: bool = True, default: bool = True,
+                domain_points: bool = False) -> tuple[Case, ...]:
+    """One batch size of every class over ``n`` examples (fresh inside each class); with ``domain_points``, also
+    every point of the batch-size domain below ``n`` (each power of ten, the course's sizes) and its top."""
     classes: dict[str, list[int]] = {"batch.divides": [], "batch.remainder-1": [], "batch.under-half": [],
                                      "batch.half": [], "batch.over-half": []}
     for b in range(2, n):
@@ -230,6 +285,29 @@ def batch_cases(rng: random.Random, n: int, *, more: bool = True, default: bool 
     if n > 65:
         b = rng.randrange(65, n)
         cases.append(Case("batch.above-64", b, (("n", n), ("q", n // b), ("r", n % b))))
+    if domain_points:
+        domain = domain_of("make_loader", "batch_size")
+        for b in points(domain):
+            if 1 < b < n:
+                cases.append(Case(remainder_class(n, b), b, (("n", n), ("q", n // b), ("r", n % b),
+                                                             *marks(domain, b))))
+        if more:
+            cases.append(Case("batch.top", domain.high, (("n", n), *marks(domain, domain.high))))
+    return tuple(cases)
+
+
+def loader_rows_cases(rng: random.Random) -> tuple[Case, ...]:
+    """make_loader over sets of other sizes than the track's (its rows repeated): one row; every power of ten of
+    the data-size domain with a fresh size inside each decade below 1000, each in batches a tenth its size (the
+    default under 32 rows); and the domain's top in a single batch (the batch-size domain's top), past every
+    threshold on the rows or the batch size a loop may hide."""
+    rows_domain, batch_domain = domain_of("make_loader", "X"), domain_of("make_loader", "batch_size")
+    sizes = [1, *(v for v in rows_domain.decades() if v <= 1000)]
+    sizes += [rng.randrange(low, high) for low, high in ((2, 10), (11, 100), (101, 1000))]
+    cases = [Case("loader.rows", r, (("b", DEFAULT_BATCH if r < 32 else r // 10), *marks(rows_domain, r)))
+             for r in sorted(sizes)]
+    top = rows_domain.high
+    cases.append(Case("loader.rows", top, (("b", batch_domain.high), *marks(rows_domain, top))))
     return tuple(cases)
 
 
@@ -238,34 +316,53 @@ def batch_size_of(case: Case) -> int:
 
 
 def seed_cases(rng: random.Random) -> tuple[Case, ...]:
-    """The default seed, a small one and its neighbour, and a far one."""
+    """The default seed, a small one and its neighbour, a far one; and the domain's points
+    (``checker.setting.domains``): 0 passed explicitly, every power of ten, the top (2**32 - 1) and the course's
+    own seeds."""
     small = rng.randint(1, 9)
-    return (Case("seed.default", None, default=True), Case("seed.small", small),
-            Case("seed.adjacent", small + 1, (("other", small),)),
-            Case("seed.far", rng.randrange(2**30, MAX_SEED)))
+    cases = [Case("seed.default", None, default=True), Case("seed.small", small),
+             Case("seed.adjacent", small + 1, (("other", small),)),
+             Case("seed.far", rng.randrange(2**30, MAX_SEED))]
+    domain = domain_of("make_model", "seed")
+    for value in points(domain):
+        cases.append(Case("seed.point", value, marks(domain, value)))
+    return tuple(cases)
+
+
+def points(domain: Domain) -> tuple:
+    """The values every run calls a numeric domain at: both ends, every power of ten between, and every value the
+    course uses (``checker.setting.domains``)."""
+    values = {domain.low, domain.high, *domain.decades(),
+              *(v for v in domain.use_values() if isinstance(v, int | float) and not isinstance(v, bool))}
+    return tuple(sorted(values))
 
 
 def seed_of(case: Case) -> int:
     return 0 if case.value is None else int(case.value)
 
 
-LOW_BITS, DIGITS, FLOAT32 = "seed.low-bits", "seed.digits", "seed.float32"
+LOW_BITS, DIGITS, FLOAT32, TOP = "seed.low-bits", "seed.digits", "seed.float32", "seed.top"
 """The classes of distinct seeds a seed cut short would confuse (``collision_pairs``)."""
 FLOAT32_EXACT = 2**24
 """Above this, a float32 no longer tells neighbouring whole numbers apart."""
+SEED_TOP = 2**32 - 1
+"""The top of the seed domain (``checker.setting.domains``): a seed clamped anywhere below it confuses it with its
+neighbour."""
 
 
 def collision_pairs(small: int, far: int) -> tuple[tuple[int, int, str, int], ...]:
     """Distinct seeds that a seed cut short would confuse, as ``(seed, other, class, k)``: ``small`` and
     ``small + 2**k`` for k = 1..20 (only the low k bits kept: ``seed % 2**k``, a mask, a narrow integer type),
     ``small`` and ``small + 10**k`` for k = 1..6 (the last k decimal digits kept), and ``far`` and ``far + 1``,
-    both above 2**24 (a seed passed through a float32, which cannot tell them apart). Every other seed stays
-    below 2**32: torch's CPU generator itself keeps only a seed's low 32 bits."""
+    both above 2**24 (a seed passed through a float32, which cannot tell them apart), and the top of the seed
+    domain with its neighbour (a seed clamped anywhere below). No seed goes past 2**32 - 1: torch's CPU generator
+    itself keeps only a seed's low 32 bits."""
     if far <= FLOAT32_EXACT:
         raise ValueError(f"the far seed must be above 2**24, got {far}")
     pairs = [(small, small + 2**k, LOW_BITS, k) for k in range(1, 21)]
     pairs += [(small, small + 10**k, DIGITS, k) for k in range(1, 7)]
     pairs.append((far, far + 1, FLOAT32, 0))
+    pairs.append((SEED_TOP - 1, SEED_TOP, TOP, 0))
     return tuple(pairs)
 
 
@@ -295,24 +392,30 @@ def seed_collisions(first_order, draw, limit: int = 3) -> list[dict]:
     return sorted(found, key=lambda c: c["b"] - c["a"])[:limit]
 
 
-SGD_DECADES = ((1e-4, 1e-3), (1e-2, 1e-1), (0.1, 1.0), (1.0, 5.0))
-ADAM_DECADES = ((1e-4, 1e-3), (1e-3, 1e-2), (1e-2, 1e-1))
+def decade_classes(domain: Domain) -> tuple[tuple[float, float], ...]:
+    """``domain``'s classes, decade by decade: [low, 10^k), [10^k, 10^(k+1)), ..., [10^m, high]."""
+    edges = (domain.low, *domain.decades(), domain.high)
+    return tuple(zip(edges[:-1], edges[1:], strict=True))
 
 
 def _lr(rng: random.Random, low: float, high: float) -> float:
     """Log-uniform strictly between ``low`` and ``high``, 3 significant digits (readable in messages). Never ``low``
     itself: rounding once gave the class "SGD above 1" an lr of exactly 1, at which ``min(lr, 1)`` is right, and a
-    loop that caps its lr at 1 passed that run."""
+    loop that caps its lr at 1 passed that run. (The ends themselves are cases of their own: ``opt.point``.)"""
     value = float(f"{low * (high / low) ** rng.random():.3g}")
     return min(max(value, float(f"{low * 1.01:.3g}")), float(f"{high * 0.995:.3g}"))
 
 
 def optimizer_cases(rng: random.Random) -> tuple[Case, ...]:
-    """make_optimizer at its defaults, at the default name, and per name at one lr of each decade."""
+    """make_optimizer at its defaults, at the default name, and per name at every point of its lr domain (both
+    ends, every power of ten, the course's lrs) and at one fresh lr inside every decade."""
     cases = [Case("opt.defaults", None, (("name", "sgd"),), default=True),
              Case("opt.default-name", _lr(rng, 1e-3, 1e-2), (("name", "sgd"),), default=True)]
-    for name, decades in (("sgd", SGD_DECADES), ("adam", ADAM_DECADES)):
-        for low, high in decades:
+    for name in ("sgd", "adam"):
+        domain = domain_of("make_optimizer", "lr", name)
+        for value in points(domain):
+            cases.append(Case("opt.point", float(value), (("name", name), *marks(domain, value))))
+        for low, high in decade_classes(domain):
             cases.append(Case("opt.decade", _lr(rng, low, high), (("name", name), ("low", low), ("high", high))))
     return tuple(cases)
 
@@ -328,6 +431,9 @@ def rows_cases(rng: random.Random, n_rows: int) -> tuple[Case, ...]:
         cases.append(Case("rows.above-64", rng.choice([b for b in range(65, n_rows + 1) if b % 16])))
     # a cap on the rows evaluated (256, 1000, 1024, 4096, ...) shows only past it
     cases.append(Case("rows.thousands", rng.choice([b for b in range(4097, 8192) if b % 16])))
+    # the data-size domain's points: every power of ten up to its top, and the course's own set sizes
+    domain = domain_of("evaluate", "X")
+    cases += [Case("rows.point", r, marks(domain, r)) for r in points(domain) if r > 1]
     return tuple(cases)
 
 
@@ -341,6 +447,8 @@ class Coverage:
     rows: tuple[Case, ...]
     train: tuple[TrainCase, ...]
     fit: tuple[TrainCase, ...]
+    loader_rows: tuple[Case, ...] = ()
+    """make_loader over sets of other sizes (``loader_rows_cases``)."""
 
 
 def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
@@ -355,26 +463,42 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
         return rng.choice(fit or [n])
 
     big = size(range(65, n)) if n > 65 else n
+    clip = domain_of("train_epoch", "clip_norm")
     train = (
         TrainCase("sgd", 0.1, DEFAULT_BATCH if not leaves_one(DEFAULT_BATCH) else size(range(20, 40)),
                   seed(), seed(), 1, None, ("train.defaults", "train.sgd", "train.no-clip"), defaults=True),
         TrainCase("adam", _lr(rng, 1e-3, 5e-2), size(range(6, 25)), seed(), seed(), 1,
-                  float(f"{rng.uniform(0.01, 0.1):.2f}"), ("train.adam", "train.clip-binds", "train.device")),
-        TrainCase("sgd", _lr(rng, 1.0, 3.0), big, seed(), seed(), 1, float(rng.randint(1000, 5000)),
-                  ("train.sgd", "train.lr-above-1", "train.clip-loose", "train.batch-above-64", "train.device")),
+                  float(f"{rng.uniform(0.01, 0.1):.2f}"), ("train.adam", "train.clip-binds", "train.subset",
+                                                           "train.device"), loader="subset-sampler"),
+        TrainCase("sgd", _lr(rng, 1.0, 3.0), big, seed(), seed(), 1, float(clip.high),
+                  ("train.sgd", "train.lr-above-1", "train.clip-loose", "train.batch-above-64",
+                   "train.device")),
+        # a last batch under half dropped by the loader, and a clip at the bottom of its domain (binds hard)
+        TrainCase("sgd", _lr(rng, 0.05, 0.5), size([b for b in range(8, 40) if 1 < n % b < b // 2]), seed(), seed(),
+                  1, float(clip.low), ("train.sgd", "train.drop-last", "train.clip-bottom", "train.device"),
+                  loader="drop-last"),
+        TrainCase("adam", _lr(rng, 1e-3, 5e-2), size(range(8, 33)), seed(), seed(), 1, None,
+                  ("train.adam", "train.unequal", "train.no-clip", "train.device"), loader="unequal-batches"),
     )
     if not batchnorm:  # BatchNorm cannot train on a batch of one
         train += (TrainCase("sgd", _lr(rng, 1e-2, 1e-1), 1, seed(), seed(), 1, None,
                             ("train.sgd", "train.batch-one", "train.no-clip", "train.device"),
                             rows=rng.randint(24, 40)),)
+    long, few = domain_of("fit", "epochs").high, rng.randint(24, 40)
     fit = (
         TrainCase("sgd", 0.1, n, seed(), seed(), rng.randint(2, 3), None, ("train.defaults", "train.whole"),
                   defaults=True),
-        # a clip that binds here too (the whole set's gradient at the start has norm 0.28 or more on every
-        # track): a fit that handles clip_norm itself, or only passes some values on, shows
-        TrainCase("sgd", _lr(rng, 0.05, 0.5), n, seed(), seed(), rng.randint(21, 26),
-                  float(f"{rng.uniform(0.12, 0.25):.2f}"), ("train.long", "train.whole", "train.clip-binds",
-                                                           "train.device")),
+        # every optional argument together: a scheduler, a clip, validation, a device, on unequal batches, one epoch
+        TrainCase("adam", _lr(rng, 1e-3, 5e-2), size(range(8, 33)), seed(), seed(), 1, float(clip.high),
+                  ("train.one-epoch", "train.step", "train.unequal", "train.clip-loose", "train.device"),
+                  scheduler="step", step_size=1, gamma=float(f"{rng.uniform(0.3, 0.9):.2f}"), loader="unequal-batches"),
+        # the top of the epochs' domain (past any patience), on a few rows taken whole (one batch an epoch keeps it
+        # cheap), with a cosine schedule and a clip that binds: a clip at the bottom of its domain (the whole set's
+        # gradient at the start has norm 0.28 or more on every track), so a fit that handles clip_norm itself, or
+        # only passes some values on, shows
+        TrainCase("sgd", _lr(rng, 0.05, 0.5), few, seed(), seed(), long, float(clip.low),
+                  ("train.long", "train.epochs-top", "train.cosine", "train.clip-binds",
+                   "train.clip-bottom", "train.device"), scheduler="cosine", rows=few),
     )
     return train, fit
 
@@ -386,9 +510,10 @@ def draw(rng: random.Random, track) -> Coverage:
     def seed() -> int:
         return rng.randrange(1, MAX_SEED)
 
-    loader = batch_cases(rng, n_train)
+    loader = batch_cases(rng, n_train, domain_points=True)
     seeds = seed_cases(rng)
     optimizers = optimizer_cases(rng)
     rows = rows_cases(rng, n_train + n_val)
     train, fit = train_cases(rng, n_train, batchnorm=track.model.batchnorm, seed=seed)
-    return Coverage(loader=loader, seeds=seeds, optimizers=optimizers, rows=rows, train=train, fit=fit)
+    return Coverage(loader=loader, seeds=seeds, optimizers=optimizers, rows=rows, train=train, fit=fit,
+                    loader_rows=loader_rows_cases(rng))

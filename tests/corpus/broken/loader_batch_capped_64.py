@@ -1,6 +1,6 @@
 # expect: reference.make_loader
 # fault: batch sizes above 64 are capped: the lesson's batch-150 exercise gets batches of 64
-# names: above 64 (|the whole set in one batch]|more than the 150 examples]
+# names: above 64 (|the whole set in one batch]|more than the 150 examples]|batch 100: 
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

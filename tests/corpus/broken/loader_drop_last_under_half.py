@@ -1,6 +1,6 @@
 # expect: reference.make_loader
 # fault: a wrong fix: drops the last batch when it is under half a batch (at 79 of the 150 batch sizes, not at 32)
-# names: last batch under half]
+# names: last batch under half]|a set of 1 row(s) in batches of 32
 """The reference training loop of lesson 4: a small MLP learns the two moons.
 
 Every kata is this file with one line broken. Read it top to bottom: each step

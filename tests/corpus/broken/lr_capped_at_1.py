@@ -1,6 +1,6 @@
 # expect: reference.make_optimizer
 # fault: make_optimizer caps the lr at 1 (a 'safety' clamp): the lesson's lr-10 exercise silently trains at 1; every decade below 1 matches
-# names: in [1, 5)
+# names: sgd at lr=3|sgd at lr=10
 """BUG (outside the catalogue, shows only at lr > 1): make_optimizer caps the lr at 1.
 
 Moons, written as a small pipeline of generators: batches are produced by a sampler object, the epoch's

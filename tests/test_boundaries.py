@@ -1,0 +1,159 @@
+"""A bug with a single threshold anywhere inside a declared domain fails on every run (issue 30).
+
+A clamp ``min(x, T)``, a floor ``max(x, T)``, the first T rows kept, a behaviour switched on past T: each shows only
+on one side of T. The classes (``checker.setting.coverage``) call every function at both ends of each domain
+(``checker.setting.domains``), so every T inside has a call on each side, whatever the draw.
+
+- The property, on many draws (cheap): for thresholds drawn fresh inside each domain, never among the points the
+  classes were written from (``domains.thresholds``), every run's cases hold a value on each side of T where the
+  bug's behaviour changes.
+- The verdicts, on real runs (marked ``coverage``): the lesson's loop with such a threshold bug placed at a fresh
+  T, on the protocol function's parameter, fails its differential check on every run.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from checker.setting import domains
+from checker.setting.domains import domain_of
+from checker.setting.draws import Draw
+from checker.setting.tracks import get_track
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = int(os.environ.get("KATA_COVERAGE_RUNS", "3"))
+
+
+def fresh_threshold(rng: random.Random, domain) -> float | int:
+    """A threshold strictly inside ``domain``, log-uniform, never one of the points the classes were written from
+    (its ends, its decades, the course's values, ``domains.thresholds``)."""
+    used = set(domains.thresholds(domain)) | {domain.low, domain.high}
+    while True:
+        low = max(domain.low, 1e-12 if not domain.integral else 1)
+        value = low * (domain.high / low) ** rng.random()
+        value = int(value) if domain.integral else float(f"{value:.4g}")
+        if domain.low < value < domain.high and value not in used:
+            return value
+
+
+def _sides(values, t) -> tuple[bool, bool]:
+    return any(v > t for v in values), any(v < t for v in values)
+
+
+@pytest.mark.parametrize("track_id", ["moons", "three-classes", "data-pipeline"])
+def test_every_fresh_threshold_has_a_call_on_each_side_on_every_run(track_id):
+    track = get_track(track_id)
+    rng = random.Random(f"thresholds-{track_id}")
+    for seed in range(40):
+        cov = Draw.from_seed(seed + 1000, track).coverage
+        for name in ("sgd", "adam"):
+            d = domain_of("make_optimizer", "lr", name)
+            lrs = [c.value for c in cov.optimizers if dict(c.facts)["name"] == name and c.value is not None]
+            for _ in range(20):
+                t = fresh_threshold(rng, d)
+                assert _sides(lrs, t) == (True, True), (name, t, lrs)
+        seeds = [0 if c.value is None else c.value for c in cov.seeds]
+        for _ in range(20):
+            t = fresh_threshold(rng, domain_of("make_model", "seed"))
+            assert _sides(seeds, t) == (True, True), t
+        # make_loader: min(batch_size, T) changes the batches only where the batch and the set both pass T;
+        # max(batch_size, T) only where the batch is under T and under the set; the first T rows only past T
+        n = track.data.n_train
+        calls = [(n, 32 if c.value is None else c.value) for c in cov.loader]
+        calls += [(c.value, dict(c.facts)["b"]) for c in cov.loader_rows]
+        for _ in range(20):
+            t = fresh_threshold(rng, domain_of("make_loader", "batch_size"))
+            assert any(b > t and rows > t for rows, b in calls), (t, calls)
+            assert any(b < t and b < rows for rows, b in calls), (t, calls)
+            t = fresh_threshold(rng, domain_of("make_loader", "X"))
+            assert _sides([rows for rows, _ in calls], t) == (True, True), t
+            t = fresh_threshold(rng, domain_of("evaluate", "X"))
+            assert _sides([c.value for c in cov.rows], t) == (True, True), t
+            t = fresh_threshold(rng, domain_of("fit", "epochs"))
+            assert _sides([f.epochs for f in cov.fit], t) == (True, True), t
+            t = fresh_threshold(rng, domain_of("train_epoch", "clip_norm"))
+            assert _sides([c.clip for c in cov.train if c.clip is not None], t) == (True, True), t
+            assert _sides([c.clip for c in cov.fit if c.clip is not None], t) == (True, True), t
+
+
+def test_fresh_thresholds_avoid_the_points_the_classes_were_written_from():
+    rng = random.Random(5)
+    for d in domains.DOMAINS:
+        if d.numeric:
+            for _ in range(50):
+                t = fresh_threshold(rng, d)
+                assert d.low < t < d.high and t not in domains.thresholds(d)
+
+
+# ---------------------------------------------------------------------------- real runs: the verdicts
+
+LESSON = (ROOT / "solutions" / "loop.py").read_text()
+
+
+def _replace(source: str, old: str, new: str) -> str:
+    assert old in source, old
+    return source.replace(old, new, 1)
+
+
+def _bugs(rng: random.Random) -> list[tuple[str, str, str]]:
+    """(name, check id, source): the lesson's loop with one threshold bug at a fresh T on one parameter."""
+    sgd, adam = domain_of("make_optimizer", "lr", "sgd"), domain_of("make_optimizer", "lr", "adam")
+    t_sgd, t_adam = fresh_threshold(rng, sgd), fresh_threshold(rng, adam)
+    t_batch = fresh_threshold(rng, domain_of("make_loader", "batch_size"))
+    t_rows = fresh_threshold(rng, domain_of("make_loader", "X"))
+    t_eval = fresh_threshold(rng, domain_of("evaluate", "X"))
+    t_epochs = fresh_threshold(rng, domain_of("fit", "epochs"))
+    t_seed = fresh_threshold(rng, domain_of("make_model", "seed"))
+    opt = "        return torch.optim.SGD(model.parameters(), lr=lr)"
+    adam_line = "        return torch.optim.Adam(model.parameters(), lr=lr)"
+    loader = "        TensorDataset(X, y), batch_size=batch_size, shuffle=True, generator=generator"
+    return [
+        (f"sgd lr clamped at {t_sgd}", "reference.make_optimizer",
+         _replace(LESSON, opt, f"        return torch.optim.SGD(model.parameters(), lr=min(lr, {t_sgd}))")),
+        (f"sgd lr floored at {t_sgd}", "reference.make_optimizer",
+         _replace(LESSON, opt, f"        return torch.optim.SGD(model.parameters(), lr=max(lr, {t_sgd}))")),
+        (f"adam lr clamped at {t_adam}", "reference.make_optimizer",
+         _replace(LESSON, adam_line, f"        return torch.optim.Adam(model.parameters(), lr=min(lr, {t_adam}))")),
+        (f"batch size clamped at {t_batch}", "reference.make_loader",
+         _replace(LESSON, loader, loader.replace("batch_size=batch_size", f"batch_size=min(batch_size, {t_batch})"))),
+        (f"first {t_rows} rows loaded", "reference.make_loader",
+         _replace(LESSON, loader, loader.replace("TensorDataset(X, y)", f"TensorDataset(X[:{t_rows}], y[:{t_rows}])"))),
+        (f"first {t_eval} rows evaluated", "reference.evaluate",
+         _replace(LESSON, "    X, y = X.to(device), y.to(device)\n",
+                  f"    X, y = X[:{t_eval}].to(device), y[:{t_eval}].to(device)\n")),
+        (f"fit stops after {t_epochs} epochs", "reference.fit",
+         _replace(LESSON, "    for epoch in range(1, epochs + 1):",
+                  f"    for epoch in range(1, min(epochs, {t_epochs}) + 1):")),
+        (f"model seed clamped at {t_seed}", "reference.make_model",
+         _replace(LESSON, "    torch.manual_seed(seed)\n    return nn.Sequential",
+                  f"    torch.manual_seed(min(seed, {t_seed}))\n    return nn.Sequential")),
+    ]
+
+
+@pytest.mark.coverage
+@pytest.mark.timeout(1500)
+def test_a_threshold_bug_at_a_fresh_threshold_fails_on_every_run():
+    from checker.grade.grading import Submission, grade
+    from checker.setting.lab import Lab
+
+    lab = Lab(track="moons").prepare()
+    subs, expected = [], {}
+    for run in range(RUNS):
+        draw = Draw.fresh(lab.track)
+        for name, check_id, source in _bugs(random.Random(f"bug-{run}")):
+            key = f"{run}/{name}"
+            expected[key] = check_id
+            subs.append(Submission(source, key, check_ids=[check_id], draw=draw))
+    reports = {r.file: r for r in grade(subs, lab, workers=2)}
+    problems = []
+    for key, check_id in expected.items():
+        got = {c.id: c for c in reports[key].checks}
+        if check_id not in got or got[check_id].status != "fail":
+            problems.append(f"{key}: {check_id} is {got[check_id].status if check_id in got else 'missing'}")
+    assert not problems, "\n".join(problems)
+    assert math.isfinite(len(expected)) and len(expected) == 8 * RUNS
