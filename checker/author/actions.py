@@ -129,12 +129,18 @@ def print_mutant(mutant, track=None, lang: str = "en") -> None:
         out.print(f"[{style}]{escape(line)}[/]" if style else escape(line))
 
 
-def export(mutant, dest: str, *, force: bool, track=None) -> None:
-    """`kata mutants export`: the mutant's loop file, written to ``dest`` (a file, or a folder for ID.py)."""
-    source = mutated_source(mutant, track)
+def export(mutant, dest: str, *, force: bool, track=None, as_toml: bool = False) -> None:
+    """`kata mutants export`: the mutant's loop file, written to ``dest`` (a file, or a folder for ID.py); with
+    ``as_toml``, the mutant's own file (ID.toml), from wherever the catalogue is installed."""
+    if as_toml:
+        if mutant.path is None:
+            raise UsageProblem(f"mutant {mutant.id!r} has no file of its own to export")
+        source = mutant.path.read_text(encoding="utf-8")
+    else:
+        source = mutated_source(mutant, track)
     path = Path(dest)
     if path.is_dir():
-        path = path / f"{mutant.id}.py"
+        path = path / f"{mutant.id}.{'toml' if as_toml else 'py'}"
     if path.exists() and not force:
         raise UsageProblem(f"{path} already exists; pass --force to overwrite it")
     if not path.parent.is_dir():

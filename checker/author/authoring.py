@@ -50,7 +50,7 @@ def _operators_comment() -> str:
 
 
 MUTANT_TEMPLATE = """\
-# Mutant {id}: one deliberate bug in the reference loop (solutions/loop.py).
+# Mutant {id}: one deliberate bug in the reference loop ({reference}).
 # Every field is explained in the comment above it; the format is described in mutants/README.md.
 # When the TODO texts are filled in, prove the checks catch it:  kata mutants verify --only {id}
 
@@ -81,7 +81,7 @@ teaches = {teaches_s}
 # ---- The edit: how the reference becomes the broken loop ---------------------------------------
 # operator: one of
 {operators}
-# function: the function of solutions/loop.py that the edit happens in.
+# function: the function of {reference} that the edit happens in.
 # target: the code to change, written as in that function (spacing, quotes and comments do not
 #   matter; a block such as a `for` or `with` is named by its first line without the colon). It must
 #   match exactly one place; add `every = true` to change every place it matches.
@@ -224,6 +224,7 @@ def scaffold(
     if taken:
         raise AuthoringError(f"number {number:03d} is already used by {taken[0].name}; give another --number")
 
+    shown = track.reference_path if track is not None else "solutions/loop.py"  # the track's words, not moons'
     aim = {"call": call} if call else {}
     arg_lines = "".join(f"{key} = {_toml_string(value)}\n" for key, value in {**aim, **(args or {})}.items())
     if occurrence is not None:
@@ -237,7 +238,7 @@ def scaffold(
         teaches_s=_toml_string(f"{TODO}: what a learner who fixed it now knows, in one line"),
         operators=_operators_comment(),
         operator_s=_toml_string(operator), function_s=_toml_string(function), target_s=_toml_string(target),
-        args=arg_lines,
+        args=arg_lines, reference=shown,
     )
     try:
         mutant = parse_mutant(mutant_text, mutant_path)
@@ -246,10 +247,9 @@ def scaffold(
     except MutantFileError as exc:
         raise AuthoringError(str(exc)) from None
     except MutantError as exc:
-        hint = ("(--target is code of the function that --function names, as written in solutions/loop.py; "
+        hint = (f"(--target is code of the function that --function names, as written in {shown}; "
                 "operator arguments go in --arg NAME=VALUE)")
         raise AuthoringError(f"{exc}\n{hint}") from None
-    shown = track.reference_path if track is not None else "solutions/loop.py"
     diff = "".join(difflib.unified_diff(reference.splitlines(True), mutated.splitlines(True),
                                         shown, f"mutant {mutant_id}", n=2))
 

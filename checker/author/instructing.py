@@ -356,7 +356,8 @@ def scaffold_kata(mutant_id: str, *, slug: str | None, target: str | None, kille
     refuse_package_write(kdir, "kata new (the kata)")
 
     if not target:
-        raise UsageProblem("--target is required: the code to break, as written in solutions/loop.py "
+        shown = track.reference_path if track is not None else "solutions/loop.py"
+        raise UsageProblem(f"--target is required: the code to break, as written in {shown} "
                            "(or give --check to check an existing kata)")
     if not killed_by:
         raise UsageProblem("--killed-by is required: a check that must catch the mutant (see `kata checks`)")

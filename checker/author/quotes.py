@@ -40,6 +40,24 @@ def _printed(value: Any, text: str) -> str:
     return f"{value:.{decimals}f}"
 
 
+QUOTABLE = {
+    "epoch": "the epoch (from 1)",
+    "lr": "the learning rate that epoch's steps used",
+    "train_loss": "the mean training loss over the epoch's examples",
+    "val_loss": "the validation loss after the epoch",
+    "val_acc": "the validation accuracy after the epoch (0-1)",
+    "steps": "the optimizer steps taken in the epoch (blank where the file's fit never calls train_epoch)",
+}
+"""The columns of `kata run`'s table a story may quote (``[symptom] quotes``), as docs/courses.md lists them."""
+
+
+def printed_rows(result) -> list[dict]:
+    """A run's rows as `kata run` prints them: the history's columns and the epoch's optimizer ``steps``."""
+    steps = list(result.steps or [])
+    return [row | ({"steps": steps[i]} if i < len(steps) and steps[i] is not None else {})
+            for i, row in enumerate(result.history)]
+
+
 def false_quotes(kata, mutant_source: str, reference: str, lab, lang: str = "en", *,
                  parse_flags: FlagParser) -> list[str]:
     """Train what the [symptom] quotes name (the mutant and the reference, with the kata's [try] flags or
@@ -72,7 +90,7 @@ def false_quotes(kata, mutant_source: str, reference: str, lab, lang: str = "en"
         sources = [(mutant_source if r == "mutant" else reference, f"{r}.py") for r in names]
         try:
             for name, result in zip(names, run_files(sources, settings[suffix], lab), strict=True):
-                histories[name + suffix] = result.history
+                histories[name + suffix] = printed_rows(result)
         except RunFailed as exc:
             return [_say("run_failed", lang, run=" and ".join(names), error=exc.message)]
     for run, epoch, column, text in quotes:

@@ -37,8 +37,25 @@ def mutants_group(ctx: click.Context, mutants_dir: str | None, track: str | None
     ctx.obj["mutants_dir"] = mutants_dir or (str(chosen.mutants_dir) if track else None)
 
 
+def _track_after(fn):
+    """``--track`` after the subcommand (`kata mutants list --track NAME`), as if given to the group."""
+
+    def chosen(ctx: click.Context, _param: click.Parameter, track: str | None) -> None:
+        if track:
+            from checker.setting.tracks import track_named
+
+            ctx.obj["track"] = picked = track_named(track)
+            if ctx.parent.params.get("mutants_dir") is None:
+                ctx.obj["mutants_dir"] = str(picked.mutants_dir)
+
+    return click.option("--track", default=None, metavar="NAME", expose_value=False, callback=chosen,
+                        help="The track (setting, reference, katas) to use: see `kata tracks` (default: the one "
+                        "the file's folder belongs to, else moons).")(fn)
+
+
 @mutants_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+@_track_after
 @stored_lang_option
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
@@ -50,6 +67,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @mutants_group.command("show")
 @click.argument("mutant_id", metavar="ID")
+@_track_after
 @stored_lang_option
 @click.pass_context
 def show_cmd(ctx: click.Context, mutant_id: str) -> None:
@@ -63,13 +81,17 @@ def show_cmd(ctx: click.Context, mutant_id: str) -> None:
 @click.argument("mutant_id", metavar="ID")
 @click.argument("dest", type=click.Path())
 @click.option("--force", is_flag=True, help="Overwrite DEST if it exists.")
+@click.option("--toml", "as_toml", is_flag=True,
+              help="Write the mutant's own file (ID.toml) instead: a catalogue mutant to copy into a course's "
+                   "mutants folder and adapt.")
+@_track_after
 @stored_lang_option
 @click.pass_context
-def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool) -> None:
-    """Write mutant ID's loop file to DEST (a file, or a folder to hold ID.py)."""
+def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool, as_toml: bool) -> None:
+    """Write mutant ID's loop file to DEST (a file, or a folder to hold ID.py); with --toml, its mutant file."""
     from checker.author.actions import export, one
 
-    export(one(ctx.obj.get("mutants_dir"), mutant_id), dest, force=force, track=ctx.obj["track"])
+    export(one(ctx.obj.get("mutants_dir"), mutant_id), dest, force=force, track=ctx.obj["track"], as_toml=as_toml)
 
 
 @mutants_group.command("verify")

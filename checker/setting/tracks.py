@@ -435,19 +435,44 @@ MODEL_FIELDS = (
     Field("dropout", FRACTION, required=False),
 )
 THRESHOLD_FIELDS = (
-    Field("batch_size", POSITIVE_INT, required=False),
-    Field("overfit_examples", POSITIVE_INT, required=False),
-    Field("overfit_steps", POSITIVE_INT, required=False),
-    Field("overfit_lr", NUMBER, required=False),
-    Field("overfit_loss", NUMBER, required=False),
-    Field("converge_epochs", POSITIVE_INT, required=False),
-    Field("converge_lr", NUMBER, required=False),
-    Field("converge_acc", FRACTION, required=False),
-    Field("converge_reached", FRACTION, required=False),
-    Field("falls_lr", NUMBER, required=False),
-    Field("falls_epochs", POSITIVE_INT, required=False),
-    Field("epochs", POSITIVE_INT, required=False),
+    Field("batch_size", POSITIVE_INT, required=False, doc="the lesson's batch size: the loader checks' and "
+          "`kata run`'s default (default 32)"),
+    Field("overfit_examples", POSITIVE_INT, required=False, doc="steps.overfit: how many training examples to "
+          "overfit (default 8)"),
+    Field("overfit_steps", POSITIVE_INT, required=False, doc="steps.overfit: SGD steps on them (default 500)"),
+    Field("overfit_lr", NUMBER, required=False, doc="steps.overfit: SGD's lr (default 0.5)"),
+    Field("overfit_loss", NUMBER, required=False, doc="steps.overfit: the loss must end under this (default 0.1)"),
+    Field("converge_epochs", POSITIVE_INT, required=False, doc="converge.adam: epochs of Adam (default 100)"),
+    Field("converge_lr", NUMBER, required=False, doc="converge.adam: Adam's lr (default 0.01)"),
+    Field("converge_acc", FRACTION, required=False, doc="converge.adam: the validation accuracy a loop must reach "
+          "(default 0.9)"),
+    Field("converge_reached", FRACTION, required=False, doc="what the track's reference reaches there, quoted "
+          "when the check fails (default 0.96)"),
+    Field("falls_lr", NUMBER, required=False, doc="loss.falls: SGD's lr (default 0.1)"),
+    Field("falls_epochs", POSITIVE_INT, required=False, doc="loss.falls: epochs in which the training loss must "
+          "fall, every one (default 10)"),
+    Field("epochs", POSITIVE_INT, required=False, doc="the track's usual run (`kata run`, `kata explore`; "
+          "default 30)"),
 )
+
+
+def fields_markdown() -> str:
+    """The fields of a track file and of a course's kata.toml, as the Markdown tables docs/courses.md holds
+    (tests/test_course_docs.py keeps them equal): ``python -m checker.setting.tracks``."""
+    from checker.setting.course import COURSE_FIELDS
+
+    tables = [("kata.toml (the course)", "", COURSE_FIELDS), ("track file", "", TRACK_FIELDS),
+              ("track file", "[data]", DATA_FIELDS), ("track file", "[model]", MODEL_FIELDS),
+              ("track file", "[thresholds]", THRESHOLD_FIELDS)]
+    out = []
+    for where, table, fields in tables:
+        out += [f"**{where}{', ' + table if table else ''}**", "", "| field | kind | required | what |",
+                "|---|---|---|---|"]
+        for f in fields:
+            doc = f.doc.replace("|", "\\|").replace("<", "&lt;")
+            out.append(f"| `{f.name}` | {f.kind} | {'yes' if f.required else 'no'} | {doc} |")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _table(data: dict, fields: tuple[Field, ...], where: str) -> dict[str, Any]:
@@ -700,3 +725,7 @@ def track_named(name: str | None, path: str | None = None) -> Track:
 NO_SUCH_TRACK = Message(en="--track: no track called {name!r} (known: {known}; `kata tracks` describes them)",
                         es="--track: no hay ningún recorrido llamado {name!r} (los que hay: {known}; "
                            "`kata tracks` los describe)")
+
+
+if __name__ == "__main__":  # python -m checker.setting.tracks: the tables of docs/courses.md
+    print(fields_markdown(), end="")
