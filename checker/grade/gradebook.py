@@ -171,18 +171,23 @@ def kept_secret(out_dir: Path) -> tuple[bytes, bool]:
         with os.fdopen(fd, "w", encoding="ascii") as fh:
             fh.write(made + "\n")
         return made.encode("ascii"), True
+    kept = _read_kept(path, out_dir)
+    if not kept:
+        raise SecretFileError(f"{path} is empty: remove it to make a new secret, or give --secret")
+    return kept, False
+
+
+def _read_kept(path: Path, out_dir: Path) -> bytes:
+    """The secret kept in ``path``: a regular file in ``out_dir`` (never a link), read without following one."""
+    if path.is_symlink():
+        raise SecretFileError(f"{path} is not a regular file: remove it, or give --secret")
     try:
-        if path.is_symlink() or not path.is_file():
-            raise SecretFileError(f"{path} is not a regular file: remove it, or give --secret")
-        kept = read_inside(path, out_dir, 4096).strip()
+        return read_inside(path, out_dir, 4096).strip()
     except NotGiven:
         raise SecretFileError(f"{path} is not a regular file: remove it, or give --secret") from None
     except OSError as exc:
         raise SecretFileError(f"{path}: cannot read the grading secret kept there ({exc.strerror}); "
                               "give --secret, or remove the file to make a new one") from None
-    if not kept:
-        raise SecretFileError(f"{path} is empty: remove it to make a new secret, or give --secret")
-    return kept, False
 
 
 def file_hashes(paths: Sequence[Path], root: Path | None = None, exclude: Sequence[Path] = ()) -> dict[str, str]:
@@ -216,6 +221,11 @@ def prepare(paths: Sequence[Path], root: Path | None = None,
     return submissions, ungradable
 
 
+def _not_read(hide: Sequence[Path], root: Path | None) -> list[Path]:
+    """The folders hidden from the children that lie apart from the class folder (the gradebook's): never read."""
+    return [h for h in hide if root is None or Path(h) != Path(root)]
+
+
 def grade_folder(
     paths: Sequence[Path],
     lab: Any,
@@ -232,7 +242,7 @@ def grade_folder(
     besides kata's own data (the class folder, the gradebook's, its secret). ``root``: the class folder, the only
     place files are read from (the gradebook's folder in ``hide`` never, even inside it)."""
     timeout, secret, lang = request.timeout, request.secret, request.lang
-    submissions, ungradable = prepare(paths, root, [h for h in hide if root is None or Path(h) != Path(root)])
+    submissions, ungradable = prepare(paths, root, _not_read(hide, root))
     for report in ungradable:
         if on_report:
             on_report(report)
@@ -705,23 +715,28 @@ def grades_csv(reports: Sequence[Report], course: Course, names: dict[str, str] 
     tail = ["submitted", "late"] if times is not None else []
     writer.writerow([*GRADES_COLUMNS[:at], *course.check_ids, *GRADES_COLUMNS[at + 1:], *tail])
     for report in reports:
-        statuses = {c.id: str(getattr(c.status, "value", c.status)) for c in report.checks}
-        name = submission_name(report, names)
-        row = [
-            name,
-            "true" if report.passed else "false",
-            f"{weighted_score(report, course):.4f}",
-            _num(points_of(report, course)),
-            _num(course.max_points),
-            *(statuses.get(cid, "") for cid in course.check_ids),
-            one_line("; ".join(getattr(report, "integrity", []) or [])),
-            one_line(report.error or ""),
-        ]
-        if times is not None:
-            when, late = times.get(name, ("", False))
-            row += [when, "true" if late else "false"]
-        writer.writerow([csv_cell(cell) for cell in row])
+        writer.writerow([csv_cell(cell) for cell in _grades_row(report, course, names, times)])
     return buf.getvalue()
+
+
+def _grades_row(report: Report, course: Course, names: dict[str, str] | None,
+                times: dict[str, tuple[str, bool]] | None) -> list[str]:
+    statuses = {c.id: str(getattr(c.status, "value", c.status)) for c in report.checks}
+    name = submission_name(report, names)
+    row = [
+        name,
+        "true" if report.passed else "false",
+        f"{weighted_score(report, course):.4f}",
+        _num(points_of(report, course)),
+        _num(course.max_points),
+        *(statuses.get(cid, "") for cid in course.check_ids),
+        one_line("; ".join(getattr(report, "integrity", []) or [])),
+        one_line(report.error or ""),
+    ]
+    if times is not None:
+        when, late = times.get(name, ("", False))
+        row += [when, "true" if late else "false"]
+    return row
 
 
 def results_json(reports: Sequence[Report], course: Course | None = None,

@@ -111,40 +111,48 @@ def fingerprints(tokens: Sequence[str], base: set[int] | None = None) -> set[int
     return winnow(hashes)
 
 
-def similar_pairs(sources: dict[str, str], near: float | None = None, base: str | None = None) -> list[SimilarPair]:
-    """Every pair of ``sources`` (submission name -> its code) whose token streams are identical or whose
-    fingerprints match at ``near`` or more (default ``NEAR``; with a ``base``, ``NEAR_CHANGED`` on what each
-    changed from it), most similar first, then by name."""
+def _shared_counts(prints: dict[str, set[int]]) -> dict[tuple[str, str], int]:
+    """(a, b) -> how many fingerprints the two files share, through an index from fingerprint to the files that
+    hold it (names in sorted order); a fingerprint in more than ``COMMON`` files (or half of them) is left out."""
     from collections import Counter
 
-    names = sorted(sources)
-    starter = set(_hashes(token_stream(base))) if base else None
-    near = near if near is not None else (NEAR_CHANGED if base else NEAR)
-    streams = {name: token_stream(sources[name]) for name in names}
-    prints = {name: fingerprints(streams[name], starter) for name in names}
     index: dict[int, list[str]] = {}
-    for name in names:
+    for name in sorted(prints):
         for fp in prints[name]:
             index.setdefault(fp, []).append(name)
-    common = max(COMMON, len(names) // 2)
+    common = max(COMMON, len(prints) // 2)
     shared: Counter = Counter()
     for holders in index.values():
         if 1 < len(holders) <= common:
             for i, a in enumerate(holders):
                 for b in holders[i + 1:]:
                     shared[a, b] += 1
+    return shared
+
+
+def _pair(a: str, b: str, shared: int, prints: dict[str, set[int]], same: bool, near: float) -> SimilarPair | None:
+    """The pair, when its streams are the same (``same``) or its fingerprints match at ``near`` or more."""
+    if same:
+        return SimilarPair(a, b, 1.0, shared)
+    union = len(prints[a] | prints[b])
+    ratio = shared / union if union else 0.0
+    return SimilarPair(a, b, min(ratio, 0.9999), shared) if ratio >= near else None
+
+
+def similar_pairs(sources: dict[str, str], near: float | None = None, base: str | None = None) -> list[SimilarPair]:
+    """Every pair of ``sources`` (submission name -> its code) whose token streams are identical or whose
+    fingerprints match at ``near`` or more (default ``NEAR``; with a ``base``, ``NEAR_CHANGED`` on what each
+    changed from it), most similar first, then by name."""
+    names = sorted(sources)
+    starter = set(_hashes(token_stream(base))) if base else None
+    near = near if near is not None else (NEAR_CHANGED if base else NEAR)
+    streams = {name: token_stream(sources[name]) for name in names}
+    prints = {name: fingerprints(streams[name], starter) for name in names}
     digests = {name: hashlib.sha256("\0".join(streams[name]).encode("utf-8", "surrogatepass")).digest()
                for name in names}
-    pairs = []
-    for (a, b), n in shared.items():
-        if base and n < MIN_SHARED:
-            continue
-        union = len(prints[a] | prints[b])
-        ratio = n / union if union else 0.0
-        if digests[a] == digests[b]:
-            pairs.append(SimilarPair(a, b, 1.0, n))
-        elif ratio >= near:
-            pairs.append(SimilarPair(a, b, min(ratio, 0.9999), n))
+    least = MIN_SHARED if base else 1
+    pairs = [pair for (a, b), n in _shared_counts(prints).items() if n >= least
+             and (pair := _pair(a, b, n, prints, digests[a] == digests[b], near)) is not None]
     return sorted(pairs, key=lambda p: (-p.similarity, -p.shared, p.first, p.second))
 
 

@@ -51,19 +51,10 @@ def refusal(kind: str, path: object, root: object) -> LoopFileError:
                          message.render("en", path=path, root=root), message.render("es", path=path, root=root))
 
 
-def read_source(path: str | Path, root: str | Path | None = None, exclude: Sequence[Path] = ()) -> tuple[str, str]:
-    """Return ``(source, filename)`` for a loop file (``.py`` or ``.ipynb``), or raise LoopFileError.
-
-    Only a regular file inside ``root`` (default: the folder the path names it in) is read, with every link
-    resolved, opened without following links and checked again once open (``checker.base.files.read_inside``):
-    a link that leaves the folder, a FIFO, a socket or a device is refused without reading a byte of it; so is one
-    that leads into ``exclude`` (the gradebook's folder, where it lies inside the class folder)."""
-    p = Path(path)
-    folder = Path(root) if root is not None else p.absolute().parent
-    if not os.path.lexists(p):
-        raise LoopFileError("not_found", f"{p}: no such file", f"{p}: no existe ese archivo")
+def _read_given(p: Path, folder: Path, exclude: Sequence[Path]) -> bytes:
+    """``read_inside``'s bytes, or the LoopFileError that says why the file was not read."""
     try:
-        data = read_inside(p, folder, MAX_SOURCE_BYTES, exclude)
+        return read_inside(p, folder, MAX_SOURCE_BYTES, exclude)
     except NotGiven as exc:
         if exc.kind == "folder":
             raise LoopFileError("not_file", f"{p} is a directory; give the path of a .py or .ipynb loop file",
@@ -75,6 +66,20 @@ def read_source(path: str | Path, root: str | Path | None = None, exclude: Seque
     except OSError as exc:
         raise LoopFileError("unreadable", f"{p}: cannot read it ({exc.strerror})",
                             f"{p}: no se puede leer ({exc.strerror})") from None
+
+
+def read_source(path: str | Path, root: str | Path | None = None, exclude: Sequence[Path] = ()) -> tuple[str, str]:
+    """Return ``(source, filename)`` for a loop file (``.py`` or ``.ipynb``), or raise LoopFileError.
+
+    Only a regular file inside ``root`` (default: the folder the path names it in) is read, with every link
+    resolved, opened without following links and checked again once open (``checker.base.files.read_inside``):
+    a link that leaves the folder, a FIFO, a socket or a device is refused without reading a byte of it; so is one
+    that leads into ``exclude`` (the gradebook's folder, where it lies inside the class folder)."""
+    p = Path(path)
+    folder = Path(root) if root is not None else p.absolute().parent
+    if not os.path.lexists(p):
+        raise LoopFileError("not_found", f"{p}: no such file", f"{p}: no existe ese archivo")
+    data = _read_given(p, folder, exclude)
     if len(data) > MAX_SOURCE_BYTES:
         raise LoopFileError("too_big", f"{p} is over {MAX_SOURCE_BYTES:,} bytes, the most a loop file may be",
                             f"{p} ocupa más de {MAX_SOURCE_BYTES:,} bytes, lo máximo de un archivo de bucle")
