@@ -15,6 +15,7 @@ from checker.cli.help_es import LANG_KEY, HelpContext, SpanishUsageError, help_l
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
+from checker.cli.project import project_cmd
 from checker.cli.run import run_cmd, trace_cmd
 from checker.sandbox.zygote import ZygoteError
 
@@ -92,3 +93,4 @@ main.add_command(grade_cmd)
 main.add_command(new_cmd)
 main.add_command(mutants_group)
 main.add_command(autograder_group)
+main.add_command(project_cmd)
