@@ -5,7 +5,14 @@ compiled is recorded as ungradable (with the reason) without running anything; t
 together by ``checker.grade.grading.grade``, a submission per job, ``workers`` jobs at a time, so a
 submission that hangs or crashes costs its own time limit and nothing else.
 
-Outputs, computed first and written at the end, each file atomically (``write_gradebook``):
+Only regular files inside the class folder are read, never a link that leaves it nor anything inside OUT
+(``checker.base.files.read_inside``); a link out, a FIFO, a socket or a device is a row with the reason.
+
+Outputs, written once every file is graded, each file atomically (``write_gradebook``): the class-wide files
+first (grades.csv, results.json, changes.md, canvas.csv and moodle.csv: ``checker.grade.roster``), then
+similar.csv and class.html, then each student's feedback file on its own, so no student's row can stop the
+class's files. Every cell is neutralised where it lands (``checker.grade.formats.csv_cell``, ``md_text``;
+the class page is HTML-escaped), and messages name the submission, not the grader's folders (``plain_report``):
 - ``grades.csv``: ``submission, passed, score, points, max_points``, then one column per check id
   holding its status (pass/fail/error/timeout/skipped), then ``integrity`` (why the file is held for
   review, else empty) and ``error`` (why it could not be graded, else empty). ``passed`` is ``true``
