@@ -1,18 +1,22 @@
-"""Spanish everywhere (issue 21): every command and option has Spanish help in one catalogue
-(checker/cli/help_es.py), and every help page and the learner's main outputs, in Spanish, hold no English line.
+"""Spanish everywhere (issues 21 and 34): every command and option has Spanish help in one gettext catalogue
+(checker/locale/es/LC_MESSAGES/kata.po, compiled to kata.mo), and every help page, click's own words and errors,
+and the learner's main outputs, in Spanish, hold no English line and no English placeholder.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import click
 import pytest
 
+from checker.base.i18n import catalogue
 from checker.cli import main
-from checker.cli.help_es import option_name, spanish_help
+from checker.cli.texts import option_name, translated
 from tests.conftest import REFERENCE
 
 # ------------------------------------------------------------------------------------------------
@@ -80,6 +84,12 @@ def test_the_detector_tells_english_from_spanish_and_code(line: str, english: bo
 # One catalogue: every command and option has its Spanish help
 # ------------------------------------------------------------------------------------------------
 
+def _context(command: click.Command, path: str) -> click.Context:
+    """A context for ``command`` with the group's settings (``-h`` for ``--help``: click keeps the help option a
+    context made first, so one made without them would leave ``-h`` off every later help page of this process)."""
+    return click.Context(command, info_name=path.split()[-1], **main.context_settings)
+
+
 def _commands(command: click.Command, path: str = "kata"):
     yield path, command
     for name, sub in getattr(command, "commands", {}).items():
@@ -87,17 +97,40 @@ def _commands(command: click.Command, path: str = "kata"):
 
 
 def test_every_command_and_option_has_a_spanish_help_entry() -> None:
-    missing = []
+    texts, missing = catalogue("es"), []
     for path, command in _commands(main):
-        if command.help and spanish_help(path, command.help) is None:
-            missing.append(f"{path!r} (command): {' '.join(command.help.split())[:90]}")
-        ctx = click.Context(command, info_name=path.split()[-1])
+        if command.help and translated(texts, path, command.help) is None:
+            missing.append(f'msgctxt "{path}" (command): {" ".join(command.help.split())[:90]}')
+        ctx = _context(command, path)
         for param in command.get_params(ctx):
             if isinstance(param, click.Option) and param.help:
-                if spanish_help(path, param.help, option_name(param)) is None:
-                    missing.append(f"'{path} {option_name(param)}' (option): {param.help[:90]}")
-    assert not missing, ("no Spanish help in checker/cli/help_es.py (HELP_ES, keyed by command path and "
-                         "option name) for:\n  " + "\n  ".join(missing))
+                if translated(texts, f"{path} {option_name(param)}", param.help) is None:
+                    missing.append(f'msgctxt "{path} {option_name(param)}" (option): {param.help[:90]}')
+    assert not missing, ("no Spanish help in checker/locale/es/LC_MESSAGES/kata.po (msgid: the English text, "
+                         "msgstr: its Spanish; then python .ci/compile_texts.py) for:\n  " + "\n  ".join(missing))
+
+
+def test_the_compiled_catalogue_says_what_its_source_says() -> None:
+    """kata.mo (what gettext reads) is kata.po (what a translator edits) compiled: an edit not compiled fails."""
+    done = subprocess.run([sys.executable, ".ci/compile_texts.py", "--check"], cwd=Path(__file__).parent.parent,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_placeholder_has_its_spanish() -> None:
+    """Every value's placeholder (NAME, DIRECTORY...) a help page shows has a Spanish entry (msgctxt "metavar")."""
+    texts, missing = catalogue("es"), set()
+    for path, command in _commands(main):
+        ctx = _context(command, path)
+        for param in command.get_params(ctx):
+            metavar = param.metavar or (param.name.upper() if isinstance(param, click.Argument) else None)
+            if metavar and metavar not in SAME_IN_SPANISH and texts.pgettext("metavar", metavar) == metavar:
+                missing.add(f"{metavar} ({path})")
+    assert not missing, sorted(missing)
+
+
+SAME_IN_SPANISH = frozenset({"ID", "KATA", "REF", "SLUG"})
+"""Placeholders a Spanish page shows as they are."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -116,6 +149,29 @@ def test_every_help_page_is_spanish(runner, words: list[str], where: str, monkey
     assert result.exit_code == 0, result.output
     assert result.output.startswith("Uso:") and "Opciones:" in result.output, result.output
     assert english_lines(result.output) == [], result.output
+    assert english_words_of_click(result.output) == [], result.output
+
+
+CLICK_ENGLISH = ("Usage:", "Options:", "Commands:", "Arguments:", "[default:", "default:", "[required]",
+                 "env var:", "[OPTIONS]", "COMMAND [ARGS]", "Show this message", "Show the version")
+"""click's own words, which a Spanish page must not show."""
+
+
+def english_words_of_click(text: str) -> list[str]:
+    """click's English words, and English placeholders (``--track NAME``, ``DIRECTORY``), found in ``text``: a
+    line with one word of English is an English line too, which the line detector (two words or more) lets by."""
+    found = [words for words in CLICK_ENGLISH if words in text]
+    english = {m for m in _metavars() if m not in SAME_IN_SPANISH}
+    found += sorted({m for m in re.findall(r"(?<![\w$])[A-Z][A-Z_/=]+[A-Z](?![\w])", text) if m in english})
+    return found
+
+
+def _metavars() -> set[str]:
+    found = {"FLOAT", "INTEGER", "TEXT", "PATH", "FILE", "DIRECTORY", "FLOAT RANGE", "INTEGER RANGE"}
+    for path, command in _commands(main):
+        for param in command.get_params(_context(command, path)):
+            found.add(param.metavar or (param.name.upper() if isinstance(param, click.Argument) else ""))
+    return found - {""}
 
 
 def test_a_help_page_in_english_stays_english(runner, monkeypatch) -> None:
@@ -198,13 +254,14 @@ def test_the_learners_outputs_in_spanish_hold_no_english_line(runner, tmp_path: 
 @pytest.mark.parametrize("args, said", [
     (["run", "x.py", "--lr", "abc", "--lang", "es"], "Valor no válido para '--lr': 'abc' no es un número decimal"),
     (["--lang", "es", "next", "--skp"], "No existe la opción '--skp'. ¿Quisiste decir '--skip'?"),
-    (["--lang", "es", "grade"], "Falta el argumento 'DIRECTORY'."),
+    (["--lang", "es", "grade"], "Falta el argumento 'CARPETA'."),
     (["--lang", "es", "nxt"], "No existe el comando"),
 ], ids=["bad-value", "no-such-option", "missing-argument", "no-such-command"])
 def test_clicks_own_usage_errors_are_spanish_too(runner, args: list[str], said: str) -> None:
     result = runner.invoke(main, args)
     assert result.exit_code == 2 and said in result.output, result.output
     assert "Prueba '" in result.output and english_lines(result.output) == [], result.output
+    assert english_words_of_click(result.output) == [], result.output
 
 
 def test_an_instructors_catalogue_listing_speaks_spanish_around_the_catalogues_own_words(runner):

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import gettext
 import locale
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 LANGS = ("en", "es")
+
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
+"""The command line's texts in other languages than English: ``LANG/LC_MESSAGES/kata.po`` (what a translator
+edits: the English text, its translation, and for a command's or option's help its path as the context) and
+``kata.mo`` (the same, compiled by ``python .ci/compile_texts.py``; what gettext reads at start)."""
+DOMAIN = "kata"
+
+
+def catalogue(lang: str) -> gettext.NullTranslations:
+    """The command line's texts in ``lang`` (gettext; English, or a language without a catalogue: as written)."""
+    return gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang], fallback=True)
 
 
 @dataclass(frozen=True)

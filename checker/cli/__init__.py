@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from checker import __version__
@@ -11,20 +13,23 @@ from checker.cli.autograder import autograder_group
 from checker.cli.check import check_cmd, checks_cmd, tracks_cmd
 from checker.cli.common import session_options
 from checker.cli.explore import explore_cmd
-from checker.cli.help_es import LANG_KEY, HelpContext, SpanishUsageError, help_lang, lang_on_command_line
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
-from checker.cli.project import project_cmd
 from checker.cli.run import run_cmd, trace_cmd
+from checker.cli.texts import LANG_KEY, lang_on_command_line, texts_in
 from checker.sandbox.zygote import ZygoteError
 
 
 class _Kata(click.Group):
     """The group: a sandbox that cannot start, or any error of the package, is said in one line, never as a
-    traceback. Every command it holds writes its help in the language of the run (checker.cli.help_es)."""
+    traceback. A run speaks the language of its --lang, else $KATA_LANG, else the locale: its help pages, click's
+    own words and errors included (checker.cli.texts)."""
 
-    context_class = HelpContext
+    def main(self, args=None, *rest, **extra):
+        args = list(sys.argv[1:] if args is None else args)
+        with texts_in(resolve_lang(lang_on_command_line(args)), self):
+            return super().main(args, *rest, **extra)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # before any option is read: `kata next --help --lang es` is a Spanish page, --help coming first
@@ -33,25 +38,11 @@ class _Kata(click.Group):
             ctx.meta[LANG_KEY] = lang
         return super().parse_args(ctx, args)
 
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        def spanish_aware(command: click.Command) -> None:
-            if command.context_class is click.Context:
-                command.context_class = HelpContext
-            for sub in getattr(command, "commands", {}).values():
-                spanish_aware(sub)
-
-        spanish_aware(cmd)
-        super().add_command(cmd, name)
-
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except ZygoteError as exc:
             raise SandboxUnavailable(str(exc)) from None
-        except click.UsageError as exc:  # click's own: in Spanish when the run is
-            if help_lang(ctx) == "es" and not isinstance(exc, SpanishUsageError):
-                raise SpanishUsageError(exc) from None
-            raise
         except Failure as exc:  # the package's own errors: said as click says its own, in the run's language
             raise Said(exc.render(resolve_lang(ctx.meta.get(LANG_KEY))), exc.exit_code) from None
 
@@ -73,7 +64,7 @@ class SandboxUnavailable(click.ClickException):
 
 
 @click.group(cls=_Kata, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kata")
+@click.version_option(__version__, prog_name="kata", message="%(prog)s %(version)s")  # in every language
 @session_options
 def main() -> None:
     """kata: learn to write correct PyTorch training loops by fixing broken ones.
@@ -93,4 +84,3 @@ main.add_command(grade_cmd)
 main.add_command(new_cmd)
 main.add_command(mutants_group)
 main.add_command(autograder_group)
-main.add_command(project_cmd)
