@@ -16,6 +16,7 @@ from checker.cli.explore import explore_cmd
 from checker.cli.instructor import grade_cmd, new_cmd
 from checker.cli.learner import register as register_learner
 from checker.cli.mutants import mutants_group
+from checker.cli.project import project_cmd
 from checker.cli.run import run_cmd, trace_cmd
 from checker.cli.texts import LANG_KEY, lang_on_command_line, texts_in
 from checker.sandbox.zygote import ZygoteError
@@ -84,3 +85,4 @@ main.add_command(grade_cmd)
 main.add_command(new_cmd)
 main.add_command(mutants_group)
 main.add_command(autograder_group)
+main.add_command(project_cmd)
