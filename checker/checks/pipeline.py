@@ -312,6 +312,7 @@ def batches(loop, lab) -> dict:
         loader = loop.make_loader(loop.make_dataset(X, index, augment=False), batch_size=case.value, seed=0,
                                   num_workers=0)
         cases.append({"b": case.value, "sizes": [len(b) for b in _epochs(loader, 1)[0]], "case": case.as_dict()})
+    cases += _sized_sets(loop, lab, X)
     out["cases"] = cases
     # the rows of an epoch counted with the track's workers too
     loader = loop.make_loader(loop.make_dataset(X, index, augment=False), batch_size=out["bs"], seed=0,
@@ -319,6 +320,27 @@ def batches(loop, lab) -> dict:
     seen = [i for b in _epochs(loader, 1)[0] for i in b]
     del loader
     out["workers"] = {"w": WORKERS, "seen": len(seen), "repeated": len(seen) - len(set(seen))}
+    return out
+
+
+def _sized_sets(loop, lab, X) -> list[dict]:
+    """Datasets of other sizes than the track's (its rows repeated; ``coverage.loader_rows_cases``: from one row to
+    the top of the data-size domain, drawn with the run), without workers: the batch sizes of one epoch each."""
+    import random
+
+    import torch
+
+    from checker.setting.coverage import loader_rows_cases
+
+    cov = getattr(getattr(lab, "draw", None), "coverage", None)
+    sized = cov.loader_rows if cov is not None and cov.loader_rows else loader_rows_cases(random.Random(len(X)))
+    out = []
+    for case in sized:
+        rows, b = int(case.value), int(dict(case.facts)["b"])
+        index = torch.arange(rows)
+        data = loop.make_dataset(X[index % len(X)], index, augment=False)
+        loader = loop.make_loader(data, batch_size=b, seed=0, num_workers=0)
+        out.append({"b": b, "n": rows, "sizes": [len(bt) for bt in _epochs(loader, 1)[0]], "case": case.as_dict()})
     return out
 
 
@@ -367,10 +389,11 @@ def _(m: dict):
         return verdict
     results = []
     for c in m.get("cases", []):
-        want = _sizes(_want_full(n, c["b"]))
-        if c["sizes"] != _want_full(n, c["b"]):
+        cn = c.get("n", n)
+        want = _sizes(_want_full(cn, c["b"]))
+        if c["sizes"] != _want_full(cn, c["b"]):
             results.append((Case.from_dict(c["case"]),
-                            failed(BATCHES_CLASS, b=c["b"], n=n, sizes=_sizes(c["sizes"]), want=want or "none")))
+                            failed(BATCHES_CLASS, b=c["b"], n=cn, sizes=_sizes(c["sizes"]), want=want or "none")))
         else:
             results.append((Case.from_dict(c["case"]), passed(BATCHES_CLASS_OK, b=c["b"], want=want or "none")))
     worst = worst_case(results)
