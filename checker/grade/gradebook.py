@@ -133,7 +133,7 @@ def find_class(folder: Path, lang: str = "en", exclude: Sequence[Path] = ()) -> 
     ``.py`` that is a link out, a FIFO, a socket or a device is listed for ``read_source`` to refuse by name."""
     skip = {p.resolve() for p in exclude}
     found = []
-    for path in sorted(folder.iterdir()):
+    for path in sorted(Path(folder).absolute().iterdir()):  # absolute: messages then name it as plain_report says
         if path.name.startswith(".") or path.name == "__pycache__" or path.resolve() in skip:
             continue
         if _is_folder(path):
@@ -861,16 +861,16 @@ def plain_report(report: Report, roots: Sequence[Path]) -> Report:
     """``report`` with the grader's own folders (``roots``: the class folder, as given and resolved) taken out of
     its error and check messages, so they name the submission (``alice/loop.py:3``), never where the instructor
     keeps it."""
-    prefixes = sorted({str(p) for root in roots for p in (Path(root), Path(root).absolute(), Path(root).resolve())},
-                      key=len, reverse=True)
+    folders = {str(p): f"{p.name}{os.sep}" for root in roots for p in (Path(root).absolute(), Path(root).resolve())}
+    prefixes = sorted(folders, key=len, reverse=True)
     if not prefixes:
         return report
 
     def plain(text):
         if not isinstance(text, str):
             return text
-        for prefix in prefixes:
-            text = text.replace(prefix + os.sep, "").replace(prefix, ".")
+        for prefix in prefixes:  # "/home/t/class/alice/loop.py" -> "alice/loop.py"; the folder alone by its name
+            text = text.replace(prefix + os.sep, "").replace(prefix, folders[prefix])
         return text
 
     checks = [replace(c, message=plain(c.message),
