@@ -252,3 +252,23 @@ def test_similarity_reads_each_file_once_not_each_pair(monkeypatch):
     pairs = similarity.similar_pairs(sources)
     assert [(p.first, p.second, p.identical) for p in pairs] == [("a.py", "b.py", True)]
     assert len(calls) == len(sources)
+
+
+def test_a_relative_class_folder_is_taken_out_of_messages_by_its_absolute_path_only(tmp_path, monkeypatch):
+    from checker.grade.gradebook import plain_report
+    from checker.grade.grading import Report
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c").mkdir()
+    report = Report(str(tmp_path / "c" / "x.py"), error_kind="syntax",
+                    error=f"{tmp_path / 'c' / 'x.py'}:1: syntax error (c: a cat) leads outside {tmp_path / 'c'}")
+    assert plain_report(report, (Path("c"),)).error == "x.py:1: syntax error (c: a cat) leads outside c/"
+
+
+def test_the_class_page_says_what_similarity_measures_with_a_base():
+    from checker.grade.gradebook import Course, class_page
+
+    page = class_page([_report()], Course.equal([ONLY]), "en", based=True)
+    assert "changes from the starter (--base) match at 50% or more" in page
+    assert "matches at 95% or more" in class_page([_report()], Course.equal([ONLY]), "en")
+    assert "respecto al punto de partida" in class_page([_report()], Course.equal([ONLY]), "es", based=True)

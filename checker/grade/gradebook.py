@@ -66,7 +66,7 @@ from checker.checks import ordered_ids
 from checker.grade.formats import csv_cell, md_code, md_lines, md_text, one_line
 from checker.grade.grading import PASS, CheckResult, Report, Status, Submission, grade
 from checker.grade.request import CheckRequest
-from checker.grade.similarity import similar_csv, similar_pairs
+from checker.grade.similarity import NEAR, NEAR_CHANGED, similar_csv, similar_pairs
 from checker.loopfile.loading import compile_source, read_source
 from checker.sandbox.jobs import Limits
 from checker.setting.course import COURSE_FILE, PYPROJECT, CourseError, parse_course
@@ -801,6 +801,13 @@ PAGE = {
         es="Parejas cuyo código coincide en un {near:.0f}% o más sin contar comentarios ni formato, para que una "
            "persona las mire. Los archivos que parten del mismo inicio se parecen por naturaleza; esta lista no "
            "cambia ninguna nota."),
+    "similar_base": Message(
+        en="Pairs whose changes from the starter (--base) match at {near:.0f}% or more once comments and layout are "
+           "set aside, for a person to look at: what the starter gave everyone is not counted. This list changes no "
+           "grade.",
+        es="Parejas cuyos cambios respecto al punto de partida (--base) coinciden en un {near:.0f}% o más sin contar "
+           "comentarios ni formato, para que una persona las mire: lo que el punto de partida dio a todos no cuenta. "
+           "Esta lista no cambia ninguna nota."),
     "similarity": Message(en="similarity", es="parecido"),
     "identical": Message(en="identical", es="idénticas"),
     "no_similar": Message(en="No two submissions are identical or near-identical.",
@@ -810,7 +817,7 @@ _GLYPHS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "T", "skipped"
 
 
 def class_page(reports: Sequence[Report], course: Course, lang: str = "en", names: dict[str, str] | None = None,
-               pairs: Sequence[Any] = ()) -> str:
+               pairs: Sequence[Any] = (), based: bool = False) -> str:
     """``class.html``: the class at a glance (a self-contained page: inline CSS, no script, no network): pass
     rates per check, a row per submission linking to its feedback file, and the similar pairs."""
     import urllib.parse
@@ -819,12 +826,12 @@ def class_page(reports: Sequence[Report], course: Course, lang: str = "en", name
 
     from checker import __version__
     from checker.checks import REGISTRY
-    from checker.grade.similarity import NEAR
 
-    say = {k: m.render(lang) for k, m in PAGE.items() if k not in ("subtitle", "similar_intro")}
+    say = {k: m.render(lang) for k, m in PAGE.items() if k not in ("subtitle", "similar_intro", "similar_base")}
     say["subtitle"] = PAGE["subtitle"].render(lang, n=len(reports), checks=len(course.check_ids),
                                               version=__version__)
-    say["similar_intro"] = PAGE["similar_intro"].render(lang, near=100 * NEAR)
+    say["similar_intro"] = (PAGE["similar_base"].render(lang, near=100 * NEAR_CHANGED) if based
+                            else PAGE["similar_intro"].render(lang, near=100 * NEAR))
     graded = [r for r in reports if r.error is None]
     checks = []
     for cid in course.check_ids:
@@ -921,7 +928,8 @@ def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *,
     })
     pairs = _similar(sources or {}, extras.base)
     written += _write_class_files(out_dir, {"similar.csv": similar_csv(pairs),
-                                            "class.html": class_page(reports, course, lang, names, pairs)})
+                                            "class.html": class_page(reports, course, lang, names, pairs,
+                                                                          based=extras.base is not None)})
     done, failed = _write_feedback(reports, course, out_dir, lang, names, track)
     return Written(written + done, changes, files, pairs, failed)
 
