@@ -816,6 +816,13 @@ PAGE = {
 _GLYPHS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "T", "skipped": "–"}
 
 
+def _similar_intro(lang: str, based: bool) -> str:
+    """What the similar pairs measure: the whole files, or (``--base``) what each changed from the starter."""
+    if based:
+        return PAGE["similar_base"].render(lang, near=100 * NEAR_CHANGED)
+    return PAGE["similar_intro"].render(lang, near=100 * NEAR)
+
+
 def class_page(reports: Sequence[Report], course: Course, lang: str = "en", names: dict[str, str] | None = None,
                pairs: Sequence[Any] = (), based: bool = False) -> str:
     """``class.html``: the class at a glance (a self-contained page: inline CSS, no script, no network): pass
@@ -830,8 +837,7 @@ def class_page(reports: Sequence[Report], course: Course, lang: str = "en", name
     say = {k: m.render(lang) for k, m in PAGE.items() if k not in ("subtitle", "similar_intro", "similar_base")}
     say["subtitle"] = PAGE["subtitle"].render(lang, n=len(reports), checks=len(course.check_ids),
                                               version=__version__)
-    say["similar_intro"] = (PAGE["similar_base"].render(lang, near=100 * NEAR_CHANGED) if based
-                            else PAGE["similar_intro"].render(lang, near=100 * NEAR))
+    say["similar_intro"] = _similar_intro(lang, based)
     graded = [r for r in reports if r.error is None]
     checks = []
     for cid in course.check_ids:
