@@ -272,3 +272,19 @@ def test_the_class_page_says_what_similarity_measures_with_a_base():
     assert "changes from the starter (--base) match at 50% or more" in page
     assert "matches at 95% or more" in class_page([_report()], Course.equal([ONLY]), "en")
     assert "respecto al punto de partida" in class_page([_report()], Course.equal([ONLY]), "es", based=True)
+
+
+def test_the_grades_are_written_before_the_similarity_step_and_never_wait_on_it(tmp_path, monkeypatch):
+    from checker.grade import gradebook
+
+    seen = []
+
+    def similar_pairs(sources, base=None):  # the step, when it runs: the grades are already on disk
+        seen.append((tmp_path / "grades.csv").is_file() and (tmp_path / "results.json").is_file())
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(gradebook, "similar_pairs", similar_pairs)
+    written = gradebook.write_gradebook([_report()], gradebook.Course.equal([ONLY]), tmp_path,
+                                        sources={"loop.py": "x = 1\n"})
+    assert seen == [True] and written.similar == [] and written.failed == ["similar.csv's pairs (RecursionError)"]
+    assert (tmp_path / "class.html").is_file() and (tmp_path / "feedback" / "loop.py.md").is_file()

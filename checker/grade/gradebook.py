@@ -932,16 +932,21 @@ def write_gradebook(reports: Sequence[Report], course: Course, out_dir: Path, *,
         **({"changes.md": changes_markdown(changes, len(previous or []), lang, files)} if changes is not None else {}),
         **extras.exports,
     })
-    pairs = _similar(sources or {}, extras.base)
+    pairs, unsimilar = _similar(sources or {}, extras.base)
     written += _write_class_files(out_dir, {"similar.csv": similar_csv(pairs),
                                             "class.html": class_page(reports, course, lang, names, pairs,
                                                                           based=extras.base is not None)})
     done, failed = _write_feedback(reports, course, out_dir, lang, names, track)
-    return Written(written + done, changes, files, pairs, failed)
+    return Written(written + done, changes, files, pairs, unsimilar + failed)
 
 
-def _similar(sources: dict[str, str], base: str | None) -> list:
-    return similar_pairs(sources, base=base)
+def _similar(sources: dict[str, str], base: str | None) -> tuple[list, list[str]]:
+    """The similar pairs; a review aid, so a file that defeats the comparison (nesting past the recursion limit,
+    memory) costs the list, never the gradebook: (no pairs, a line saying why)."""
+    try:
+        return similar_pairs(sources, base=base), []
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return [], [f"similar.csv's pairs ({type(exc).__name__})"]
 
 
 def _write_class_files(out_dir: Path, texts: dict[str, str]) -> list[Path]:
