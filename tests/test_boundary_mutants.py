@@ -172,10 +172,17 @@ def moons_lab():
 
 
 def _slice(track):
-    """A cap, a floor and a switch on the lr; a cut of evaluate's rows; a cap on the epochs."""
-    chosen = {"make-optimizer-lr-clamp-above-t5.0", "make-optimizer-lr-clamp-below-t2e-05",
-              "make-optimizer-lr-switch-past-t0.5", "evaluate-x-keep-rows-t1000", "fit-epochs-clamp-above-t100"}
-    return [b for b in boundary_of_tracks([track])[track.id] if b.mutant.id in chosen]
+    """At the ends of their domains: a cap and a floor on the lr, the lr switched off past 0.5, evaluate's rows
+    cut at the top, fit's epochs capped at the top."""
+    found = boundary_of_tracks([track], functions=["make_optimizer", "evaluate", "fit"])[track.id]
+
+    def pick(function, parameter, operator, end):
+        group = [b for b in found if (b.function, b.parameter, b.operator) == (function, parameter, operator)]
+        return (max if end == "top" else min)(group, key=lambda b: b.threshold)
+
+    return [pick("make_optimizer", "lr", "clamp_above", "top"), pick("make_optimizer", "lr", "clamp_below", "bottom"),
+            next(b for b in found if b.mutant.id == "make-optimizer-lr-switch-past-t0.5"),
+            pick("evaluate", "X", "keep_rows", "top"), pick("fit", "epochs", "clamp_above", "top")]
 
 
 def test_a_survivor_is_reported_as_a_hole_naming_function_parameter_and_threshold(moons_lab):
@@ -193,6 +200,16 @@ def test_a_survivor_is_reported_as_a_hole_naming_function_parameter_and_threshol
     assert render_boundary(run, Console(file=out, width=200, no_color=True)) == 1
     assert "make_optimizer(lr) clamp_above T=5.0" in out.getvalue()
     assert "survived draw 0 of 1" in out.getvalue()
+
+
+def test_the_classes_kill_a_representative_slice(moons_lab):
+    track = moons_lab.track
+    chosen = _slice(track)
+    assert len(chosen) == 5
+    run = verify_boundary(chosen, seeds=1, lab=moons_lab, reference=reference_source(track))
+    assert not run.reference_problems
+    assert [v.boundary.where for v in run.holes] == []
+    assert all(v.statuses == ["Killed"] for v in run.verdicts)
 
 
 @pytest.mark.boundary
