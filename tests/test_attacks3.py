@@ -221,3 +221,13 @@ def test_cells_cannot_run_in_a_spreadsheet_a_page_or_markdown(attacked):
     rendered = re.sub(r"```text\n.*?\n```", "", feedback, flags=re.S)  # a code block is shown, never rendered
     assert "```text\n[open me](javascript" in feedback  # the error, quoted in one
     assert "\\[open me\\](javascript:alert(1)).py" in rendered and "[open me](" not in rendered
+
+
+def test_two_colluding_12000_line_files_top_the_similar_pairs(attacked):
+    folder, out, _, rows, _, _, _ = attacked
+    assert len((folder / "colluder_a.py").read_text().splitlines()) > 12_000
+    assert rows["colluder_a.py"][ONLY] == rows["colluder_b.py"][ONLY] == "fail"  # graded as the broken loops they are
+    with (out / "similar.csv").open(newline="") as fh:
+        first = next(csv.DictReader(fh))
+    assert (first["first"], first["second"], first["identical"]) == ("colluder_a.py", "colluder_b.py", "true")
+

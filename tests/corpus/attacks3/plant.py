@@ -45,4 +45,9 @@ def plant(folder: Path, out: Path, reference: Path, broken: str, outside: Path) 
     planted[FORMULA] = "graded"
     (folder / MARKDOWN).write_text("def make_data(seed=0:\n    pass\n")
     planted[MARKDOWN] = "syntax"
+    padding = "\n".join(f"def helper_{i}(x):\n    y = x * {i} + {i % 7}\n    return y - {i}" for i in range(4000))
+    (folder / "colluder_a.py").write_text(broken + "\n\n" + padding + "\n")
+    restyled = padding.replace("    ", "  ")  # another indentation, a comment: the same token stream
+    (folder / "colluder_b.py").write_text("# all my own work\n" + broken + "\n\n" + restyled + "\n")
+    planted["colluder_a.py"] = planted["colluder_b.py"] = "graded"
     return planted
