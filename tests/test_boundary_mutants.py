@@ -161,6 +161,16 @@ def test_an_unknown_function_is_one_line_and_exit_2(runner):
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.parametrize("args", [["verify", "--boundary", "--json", "out.json"],
+                                  ["generate", "--boundary", "--limit", "3"]])
+def test_options_boundary_cannot_honour_are_refused(runner, args):
+    from checker.cli import main
+
+    result = runner.invoke(main, ["mutants", *args])
+    assert result.exit_code == 2
+    assert "--boundary takes" in result.output
+
+
 # --------------------------------------------------------------------------- verifying
 
 

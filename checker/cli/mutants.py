@@ -10,7 +10,18 @@ from pathlib import Path
 
 import click
 
+from checker.base.errors import UsageProblem
+from checker.base.i18n import Message
 from checker.cli.common import current_lang, lang_option, stored_lang_option, track_option
+
+BOUNDARY_VERIFY_ONLY = Message(
+    en="--boundary takes --seeds, --only, --function, --all-tracks and --track, not --json, --html or --all-checks",
+    es="--boundary admite --seeds, --only, --function, --all-tracks y --track, no --json, --html ni --all-checks",
+)
+BOUNDARY_GENERATE_ONLY = Message(
+    en="--boundary takes --function, --dry-run, --all-tracks and --track, not --operator, --limit or --json",
+    es="--boundary admite --function, --dry-run, --all-tracks y --track, no --operator, --limit ni --json",
+)
 
 
 @click.group("mutants")
@@ -151,6 +162,8 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, all_checks
     from checker.author.actions import verify
 
     if boundary or all_tracks or functions:
+        if json_path or html_path or all_checks:
+            raise UsageProblem(BOUNDARY_VERIFY_ONLY.render(current_lang(lang)))
         raise SystemExit(_boundary(ctx, track, only=only, functions=functions, all_tracks=all_tracks, seeds=seeds,
                                    quiet=quiet, dry_run=False))
     if track:  # given after `verify` (`kata mutants verify --only ID --track NAME`): as if given to the group
@@ -228,8 +241,7 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
 
     if boundary or all_tracks:
         if operators or limit or json_path:
-            raise click.UsageError("--boundary takes --function, --dry-run, --all-tracks and --track, not "
-                                   "--operator, --limit or --json")
+            raise UsageProblem(BOUNDARY_GENERATE_ONLY.render(current_lang(None)))
         code = _boundary(ctx, None, only=(), functions=functions, all_tracks=all_tracks, seeds=1, quiet=quiet,
                          dry_run=dry_run)
         if code is not None:
