@@ -288,3 +288,12 @@ def test_the_grades_are_written_before_the_similarity_step_and_never_wait_on_it(
                                         sources={"loop.py": "x = 1\n"})
     assert seen == [True] and written.similar == [] and written.failed == ["similar.csv's pairs (RecursionError)"]
     assert (tmp_path / "class.html").is_file() and (tmp_path / "feedback" / "loop.py.md").is_file()
+
+
+def test_integrity_reasons_quoting_a_files_text_cannot_link_in_the_feedback():
+    from checker.grade.gradebook import Course, feedback_markdown
+
+    report = _report()
+    report.integrity = ["opens '[open me](javascript:alert(1))' <img src=x>"]
+    text = feedback_markdown(report, Course.equal([ONLY]), "en", {})
+    assert "- opens '\\[open me\\](javascript:alert(1))' \\<img src=x\\>" in text and "[open me](" not in text

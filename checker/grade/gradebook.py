@@ -475,7 +475,7 @@ def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[s
                            passed=len(passed), total=len(report.checks)), ""]
     integrity = list(getattr(report, "integrity", []) or [])
     if integrity:
-        lines += [say["held"](lang), "", *(f"- {reason}" for reason in integrity), ""]
+        lines += [say["held"](lang), "", *(f"- {md_text(reason)}" for reason in integrity), ""]
     if report.error is not None:
         lines += [say["error"](lang), "", md_code(report.error.strip()), ""]
     failed = [c for c in report.checks if not c.passed]
