@@ -297,3 +297,13 @@ def test_integrity_reasons_quoting_a_files_text_cannot_link_in_the_feedback():
     report.integrity = ["opens '[open me](javascript:alert(1))' <img src=x>"]
     text = feedback_markdown(report, Course.equal([ONLY]), "en", {})
     assert "- opens '\\[open me\\](javascript:alert(1))' \\<img src=x\\>" in text and "[open me](" not in text
+
+
+def test_a_bad_roster_or_deadline_stops_kata_grade_before_anything_is_graded(tmp_path):
+    from checker.grade.classbook import ClassOptions, check_out
+
+    roster = tmp_path / "r.txt"
+    roster.write_text("alice\nalice\n")
+    for options, said in ((ClassOptions(roster=roster), "listed twice"), (ClassOptions(deadline="soon"), "ISO 8601")):
+        with pytest.raises(Exception, match=said):
+            check_out(tmp_path / "out", False, options, "en")

@@ -82,7 +82,12 @@ def open_class(directory: Path, out_dir: Path, lang: str) -> list[Found]:
 
 
 def check_out(out_dir: Path, force: bool, options: ClassOptions, lang: str) -> list[dict] | None:
-    """OUT can take this grading: the previous run's results (None: none), or exit 2 saying why not."""
+    """OUT can take this grading: the previous run's results (None: none), or exit 2 saying why not; the roster and
+    the deadline are checked here too, before anything is graded."""
+    if options.roster is not None:
+        read_roster(options.roster, lang)
+    if options.deadline is not None:
+        parse_deadline(options.deadline, lang)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageProblem(OUT_FILE.render(lang, path=out_dir))
     clash = existing_outputs(out_dir) if out_dir.is_dir() else []
