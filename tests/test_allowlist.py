@@ -158,39 +158,58 @@ def test_the_reference_rebuilt_from_git_is_not_a_pass(runner, tmp_path):
     assert code == 1 and data["passed"] is False and _fresh_grads(data) != "pass", data
 
 
-def _view(rep):
-    """Runs in a hardened child: what it finds of the checkout and of its scratch folders."""
-    facts: dict[str, object] = {"listed": sorted(os.listdir(ROOT))}
-    for path in [*CHECKOUT, ROOT / "checker" / "sandbox" / "hardening.py"]:
+def _viewer(memory: int):
+    def view(rep):
+        """Runs in a hardened child: what it finds of the checkout and of its scratch folders."""
         try:
-            facts[str(path)] = len(path.read_bytes())
+            listed: object = sorted(os.listdir(ROOT))
         except OSError as exc:
-            facts[str(path)] = f"refused ({exc.errno})"
-    sizes = {}
-    for folder in hardening.SCRATCH:
-        if os.path.isdir(folder):
-            stat = os.statvfs(folder)
-            sizes[folder] = stat.f_blocks * stat.f_frsize
-    facts["sizes"] = sizes
-    written, chunk = 0, b"\0" * (1 << 20)
+            listed = f"refused ({exc.errno})"
+        facts: dict[str, object] = {"listed": listed}
+        for path in [*CHECKOUT, ROOT / "checker" / "sandbox" / "hardening.py"]:
+            try:
+                facts[str(path)] = len(path.read_bytes())
+            except OSError as exc:
+                facts[str(path)] = f"refused ({exc.errno})"
+        sizes = {}
+        for folder in hardening.SCRATCH:
+            if os.path.isdir(folder):
+                stat = os.statvfs(folder)
+                sizes[folder] = stat.f_blocks * stat.f_frsize
+        facts["sizes"] = sizes
+        facts["written"] = _fill("/dev/shm", 2 * memory)
+        rep.send({"event": "measured", "check": "view", "measured": facts})
+
+    return view
+
+
+def _fill(folder: str, total: int) -> int:
+    """Write up to ``total`` bytes into ``folder`` in files of 16 MiB (RLIMIT_FSIZE caps one file); how many went."""
+    written, chunk, names = 0, b"\0" * (1 << 20), []
     try:
-        for n in range(64):  # files of 16 MiB (RLIMIT_FSIZE caps one file), up to twice the limit
-            with open(f"/dev/shm/fill{n}", "wb") as fh:
+        while written < total:
+            names.append(os.path.join(folder, f"kata_fill_{os.getpid()}_{len(names)}"))
+            with open(names[-1], "wb") as fh:
                 for _ in range(16):
                     fh.write(chunk)
                     fh.flush()
                     written += len(chunk)
     except OSError:
         pass
-    facts["written"] = written
-    rep.send({"event": "measured", "check": "view", "measured": facts})
+    finally:
+        for name in names:
+            try:
+                os.remove(name)
+            except OSError:
+                pass
+    return written
 
 
 @KERNEL
 @pytest.mark.skipif(not ROOTED, reason="a child forked from the test process: its mount namespace is root's")
 def test_a_child_sees_of_the_checkout_kata_package_alone_and_scratch_within_its_memory_limit():
     memory = 512 << 20
-    outcome = run_job(Job(_view, Limits(step_timeout=60, memory_bytes=memory)))
+    outcome = run_job(Job(_viewer(memory), Limits(step_timeout=60, memory_bytes=memory)))
     assert outcome.finished, outcome.output
     facts = _measured(outcome, "view")
     interpreter = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)}
@@ -204,6 +223,21 @@ def test_a_child_sees_of_the_checkout_kata_package_alone_and_scratch_within_its_
     assert facts["sizes"] and all(size <= share for size in facts["sizes"].values()), facts["sizes"]
     assert sum(facts["sizes"].values()) <= memory
     assert 0 < facts["written"] <= share
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or hardening._landlock_abi() < 1,
+                    reason="this kernel has no Landlock")
+def test_where_namespaces_are_refused_landlock_grants_of_the_checkout_kata_package_alone(monkeypatch):
+    monkeypatch.setattr(hardening, "_unshare", lambda flags: False)
+    monkeypatch.setattr(hardening, "_user_namespace", lambda flags=0: False)
+    monkeypatch.setattr(hardening, "_own_user_namespace", lambda: False)
+    outcome = run_job(Job(_viewer(16 << 20), Limits(step_timeout=60, memory_bytes=64 << 20)))
+    assert outcome.finished, outcome.output
+    facts = _measured(outcome, "view")
+    for path in CHECKOUT:
+        assert str(facts[str(path)]).startswith("refused"), (path, facts[str(path)])
+    own = ROOT / "checker" / "sandbox" / "hardening.py"
+    assert facts[str(own)] == len(own.read_bytes())
 
 
 def test_every_entry_of_the_root_but_the_system_is_closed():
