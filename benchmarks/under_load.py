@@ -12,7 +12,8 @@ machine being idle, nor on how its runner was started.
     python benchmarks/under_load.py --hogs 6 --repeat 20 -- tests/test_learner.py -k ctrl_c
     python benchmarks/under_load.py --hogs 2 -- tests/   # the whole suite beside two hogs
 
-One line per run (passed or not, and pytest's last line); exit 0 when every run passed, 1 otherwise. The hogs
+One line per run (passed or not, and pytest's last line; a failing run's whole output is kept in
+benchmarks/results/under_load-TIME.log); exit 0 when every run passed, 1 otherwise. The hogs
 are this script's children and end with it.
 """
 
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
 
 PROCESS_TESTS = ["tests/test_learner.py", "-k", "watch or subprocess or ctrl_c", "tests/test_zygote.py"]
 """The tests that start, signal and wait on processes: `kata watch` and its Ctrl-C, `kata` as a subprocess, the
@@ -45,6 +47,11 @@ def run_once(pytest_args: list[str], *, sigint: str) -> tuple[bool, str, float]:
                            *pytest_args], cwd=ROOT, capture_output=True, text=True,
                           preexec_fn=_ignore_sigint if sigint == "ignored" else None)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0:  # what failed, kept for reading
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        kept = RESULTS / f"under_load-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        kept.write_text(done.stdout + done.stderr, encoding="utf-8")
+        lines.append(f"(output in {kept.relative_to(ROOT)})")
     return done.returncode == 0, (lines[-1] if lines else done.stderr.strip()[-200:]), time.monotonic() - started
 
 

@@ -517,6 +517,7 @@ def test_watch_rechecks_after_a_save(tmp_path: Path, catalogue: Path) -> None:
     try:
         first = "".join(_first_check(proc))
         assert first.startswith("✗ ") and "steps.fresh_grads fails" in first, first
+        assert "Not yet." in first, first  # a failing re-check ends as `kata check` ends one (issue 34)
         time.sleep(0.5)
         shutil.copy(REFERENCE, folder / "fresh-grads.py")  # the learner saves a fix
         rest, _ = proc.communicate(timeout=240)
@@ -558,11 +559,14 @@ def test_watch_any_file_stops_cleanly_on_ctrl_c(tmp_path: Path, catalogue: Path)
 
     loop = tmp_path / "mine.py"
     shutil.copy(REFERENCE, loop)
-    proc = subprocess.Popen([*_in_the_foreground(), *_kata_cmd(), "watch", str(loop)], cwd=tmp_path,
-                            env=_env(catalogue), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # two quick checks: the subject is Ctrl-C, not whether 28 checks keep to their time limits beside CPU hogs
+    # (with the whole battery, 1 run in 20 under benchmarks/under_load.py failed in 53 s, too soon for a hang)
+    proc = subprocess.Popen([*_in_the_foreground(), *_kata_cmd(), "watch", str(loop), "--only", "data.lesson",
+                             "--only", "steps.per_batch"], cwd=tmp_path, env=_env(catalogue),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = _first_check(proc)
-        assert lines and lines[0].startswith("✓ ") and "every check passes" in lines[0], "".join(lines)
+        assert lines and lines[0].startswith("✓ 2/2 ") and "every check passes" in lines[0], "".join(lines)
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=60)
     finally:

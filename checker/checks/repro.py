@@ -32,10 +32,17 @@ SEEDS_ORDER = Message(
 )
 SEEDS_OTHER = Message(
     en="two runs with the same seeds, started from different global random states, gave different histories "
-    "(epoch {epoch} {key}: {a} vs {b}), although they started from the same weights and batch order",
+    "(epoch {epoch} {key}: {a} vs {b}). make_model(seed=0) gave the same weights both times, and the loader of "
+    "make_loader(seed=0), iterated at once, the same order; what differed was drawn later, from the global "
+    "random state: most often a loader that takes its shuffle from the global generator when it is iterated "
+    "(torch.manual_seed in make_loader instead of a torch.Generator of its own), else randomness in "
+    "train_epoch or fit",
     es="dos ejecuciones con las mismas semillas, empezadas desde estados aleatorios globales distintos, dieron "
-    "historiales distintos (época {epoch} {key}: {a} frente a {b}), aunque empezaron con los mismos pesos y el "
-    "mismo orden de lotes",
+    "historiales distintos (época {epoch} {key}: {a} frente a {b}). make_model(seed=0) dio los mismos pesos las "
+    "dos veces, y el cargador de make_loader(seed=0), recorrido en seguida, el mismo orden; lo que cambió se "
+    "sacó después del estado aleatorio global: casi siempre un cargador que toma su barajado del generador "
+    "global al recorrerse (torch.manual_seed en make_loader en vez de un torch.Generator propio), si no, algo "
+    "aleatorio en train_epoch o fit",
 )
 SEEDS_EVERYTHING = Message(
     en="after seed_everything(seed={seed}) twice, the next draws from {sources} differed between the two "

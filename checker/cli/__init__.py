@@ -19,6 +19,7 @@ from checker.cli.mutants import mutants_group
 from checker.cli.project import project_cmd
 from checker.cli.run import run_cmd, trace_cmd
 from checker.cli.texts import LANG_KEY, lang_on_command_line, texts_in
+from checker.learn.messages import INTERRUPTED
 from checker.sandbox.zygote import ZygoteError
 
 
@@ -46,6 +47,8 @@ class _Kata(click.Group):
             raise SandboxUnavailable(str(exc)) from None
         except Failure as exc:  # the package's own errors: said as click says its own, in the run's language
             raise Said(exc.render(resolve_lang(ctx.meta.get(LANG_KEY))), exc.exit_code) from None
+        except KeyboardInterrupt:  # Ctrl-C: 130, the shell's code for it (1 would say "some checks fail")
+            raise Interrupted(INTERRUPTED.render(resolve_lang(ctx.meta.get(LANG_KEY)))) from None
 
 
 class Said(click.ClickException):
@@ -55,6 +58,15 @@ class Said(click.ClickException):
     def __init__(self, message: str, exit_code: int):
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C during a command: one line saying so, exit code 130 (128 + SIGINT)."""
+
+    exit_code = 130
+
+    def show(self, file=None) -> None:
+        click.echo(f"\n{self.message}", err=True)
 
 
 class SandboxUnavailable(click.ClickException):

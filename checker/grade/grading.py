@@ -32,7 +32,7 @@ from checker.checks.base import judging
 from checker.checks.confirm import CONFIRM, UNCONFIRMED
 from checker.grade.integrity import review_reasons
 from checker.grade.worker import LOAD_TIMEOUT as LOAD_SECONDS
-from checker.grade.worker import draw_index, job_seconds, reference_seconds
+from checker.grade.worker import draw_index, in_both, job_seconds, reference_seconds
 from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised, Start, Tampered
 from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
 from checker.sandbox.zygote import Task, zygote
@@ -436,7 +436,7 @@ class _Grader:
         if isinstance(event, Measured):
             self._take_measured(st, cid, event)
         else:
-            self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=event.error),
+            self._emit(st, st.result(cid, ERROR, RAISED.render(self.lang, error=in_both(event.error)),
                                      {"exception": event.type, "error": event.error}, event.seconds))
 
     def _on_reference_event(self, batch: _ReferenceBatch, event: Event) -> None:

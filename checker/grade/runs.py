@@ -404,7 +404,9 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
             found[i] = events[Kind.FIGURES].figures
             continue
         if Kind.RAISED in events:
-            raise RunFailed(RUN_RAISED, name=name, error=events[Kind.RAISED].error)
+            from checker.grade.worker import in_both
+
+            raise RunFailed(RUN_RAISED, name=name, error=in_both(events[Kind.RAISED].error))
         if Kind.TAMPERED in events:
             raise RunFailed(RUN_TAMPERED, name=name, what="; ".join(events[Kind.TAMPERED].what))
         if outcome.timed_out_step:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from checker.base.errors import LoopFileError
-from checker.loopfile.loading import learner_traceback, load_loop
+from checker.base.i18n import Message
+from checker.loopfile.loading import TRACEBACK_HEAD, learner_traceback, load_loop
 from checker.sandbox.hardening import private_folder
 from checker.sandbox.jobs import Reporter
 from checker.sandbox.zygote import preload
@@ -118,12 +119,33 @@ def reference_seconds(runs: Sequence[tuple[Any, Sequence[str]]], step_timeout: f
     return min(LOAD_TIMEOUT, step_timeout) + sum(job_seconds(ids, step_timeout) for _, ids in runs)
 
 
+CALLED_EXIT = Message(en="your loop called exit({code}) in the middle of the check",
+                     es="tu bucle llamó a exit({code}) en mitad de la comprobación")
+OUT_OF_MEMORY = Message(en="your loop ran out of memory (the checker's memory limit): {error}",
+                        es="tu bucle se quedó sin memoria (el límite de memoria del comprobador): {error}")
+
+
 def describe_exception(exc: BaseException, filename: str) -> str:
+    """What stopped the learner's loop, in English (the child knows no language: ``in_both`` says it in both)."""
     if isinstance(exc, SystemExit):
-        return f"your loop called exit({exc.code!r}) in the middle of the check"
+        return CALLED_EXIT.render("en", code=repr(exc.code))
     if isinstance(exc, MemoryError) or "allocate memory" in str(exc):
-        return f"your loop ran out of memory (the checker's memory limit): {exc}"
+        return OUT_OF_MEMORY.render("en", error=exc)
     return learner_traceback(exc, filename)
+
+
+def in_both(error: str) -> Message:
+    """A child's ``describe_exception`` text in both languages: kata's own words (the traceback's heading, the
+    exit and memory sentences) translated, Python's own (frames, the exception) as they are."""
+    spanish = error.replace(TRACEBACK_HEAD.en, TRACEBACK_HEAD.es, 1)
+    for said in (CALLED_EXIT, OUT_OF_MEMORY):
+        head, _, tail = said.en.partition("{")
+        if spanish.startswith(head):
+            rest = spanish[len(head):]
+            field, _, after = tail.partition("}")
+            value = rest[: len(rest) - len(after)] if after and rest.endswith(after) else rest
+            spanish = said.render("es", **{field: value})
+    return Message(en=error, es=spanish)
 
 
 def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw=None,

@@ -154,6 +154,8 @@ WATCHING = Message(
     es="vigilando {path}: guárdalo para volver a comprobar (Ctrl-C para salir)",
 )
 WATCH_STOPPED = Message(en="stopped watching.", es="vigilancia detenida.")
+INTERRUPTED = Message(en="stopped (Ctrl-C): nothing you wrote was changed or lost.",
+                      es="detenido (Ctrl-C): nada de lo que escribiste se ha cambiado ni perdido.")
 WATCH_WAITING = Message(en="{path} is missing: waiting for it to come back",
                         es="falta {path}: esperando a que vuelva")
 STATUS_PASS = Message(en="every check passes", es="todas las comprobaciones pasan")

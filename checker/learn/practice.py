@@ -95,6 +95,14 @@ def measure_trace(lab) -> dict[str, tuple[Any, Message]]:
     }
 
 
+def steps_per_epoch(steps: int, batch_size: int) -> Message:
+    """``steps`` optimizer steps per epoch at ``batch_size``: "1 step", "19 steps"."""
+    if steps == 1:
+        return _m(f"1 step per epoch at batch size {batch_size}", f"1 paso por época con lotes de {batch_size}")
+    return _m(f"{steps} steps per epoch at batch size {batch_size}",
+              f"{steps} pasos por época con lotes de {batch_size}")
+
+
 def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
     runs = measure([_reference()] * len(BATCH_SIZES),
                    [RunSettings(**BATCH_RUN, batch_size=b) for b in BATCH_SIZES], lab)
@@ -104,10 +112,8 @@ def measure_batch_sizes(lab) -> dict[str, tuple[Any, Message]]:
     ends = ", ".join(f"{b}: {last[b]:.4f}" for b in BATCH_SIZES)
     epochs = BATCH_RUN["epochs"]
     return {
-        "steps_8": (steps[8], _m(f"{steps[8]} steps per epoch at batch size 8",
-                                 f"{steps[8]} pasos por época con lotes de 8")),
-        "steps_150": (steps[150], _m(f"{steps[150]} steps per epoch at batch size 150",
-                                     f"{steps[150]} pasos por época con lotes de 150")),
+        "steps_8": (steps[8], steps_per_epoch(steps[8], 8)),
+        "steps_150": (steps[150], steps_per_epoch(steps[150], 150)),
         "ends_lower": (lower, _m(f"train loss after {epochs} epochs, by batch size: {ends}",
                                  f"pérdida de entrenamiento tras {epochs} épocas, por tamaño de lote: {ends}")),
     }

@@ -23,7 +23,7 @@ from checker.grade.formats import render_text
 from checker.grade.request import CheckRequest
 from checker.learn import messages as M
 from checker.learn.check import KATA_TRACK, check, track_of
-from checker.learn.learning import loss_curve, out, present, tell_data, what_next
+from checker.learn.learning import loss_curve, not_yet, out, present, tell_data, what_next
 from checker.learn.session import Session, choose_next, open_kata, place_data, shown_path
 from checker.setting.lab import prepared_lab
 
@@ -150,7 +150,14 @@ class Watch:
                 text = session.say(M.PRACTICE_SUMMARY, right=right, total=len(verdicts))
                 return f"{'✓' if passed else '✗'} {text} — {seconds:.1f} s", "green" if passed else "red"
 
-            return passed, summary, lambda: print_practice(session, self.kata, verdicts, exercise, out)
+            def body() -> None:
+                print_practice(session, self.kata, verdicts, exercise, out)
+                if not passed:  # as `kata check` ends a wrong prediction
+                    rec = session.progress.record(self.kata.slug)
+                    session.tell(out, M.PRACTICE_NOT_YET, "yellow", run=session.run_command(self.kata),
+                                 shown=rec.hints, total=len(self.kata.hints))
+
+            return passed, summary, body
 
         try:
             outcome = check(self._request(), session=session, kata=self.kata, labs=self.labs)
@@ -171,6 +178,8 @@ class Watch:
                 out.print(escape(outcome.hint))
             if outcome.only and report.passed:
                 session.tell(out, M.PARTIAL, "yellow")
+            elif self.kata is not None and outcome.gradable and not report.passed:
+                not_yet(session, self.kata, out)  # as `kata check` ends a failing check
 
         return (outcome.solved if outcome.gradable else None), (
             lambda seconds: status_line(report, seconds, session.lang)), body

@@ -1,0 +1,84 @@
+"""Issue 34's rough edges, as a new user met them: each one's behaviour, as the learner sees it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.cli import main
+from tests.conftest import REFERENCE
+from tests.test_help_es import english_lines
+
+
+def _reference_with(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    text = REFERENCE.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+def test_a_crashing_run_in_spanish_says_no_english_line(runner, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    crash = _reference_with(tmp_path, "crash.py", "    model.train()\n", "    raise ValueError('boom')\n")
+    result = runner.invoke(main, ["--lang", "es", "run", str(crash), "--epochs", "1"])
+    assert result.exit_code == 1, result.output
+    assert "Traceback (solo los marcos de tu archivo):" in result.output, result.output
+    assert "ValueError: boom" in result.output and english_lines(result.output) == [], result.output
+    english = runner.invoke(main, ["--lang", "en", "run", str(crash), "--epochs", "1"])
+    assert "Traceback (your file's frames only):" in english.output, english.output
+
+
+def test_a_childs_error_text_is_said_in_both_languages() -> None:
+    from checker.grade.worker import describe_exception, in_both
+
+    said = in_both(describe_exception(SystemExit(3), "x.py"))
+    assert said.render("en") == "your loop called exit(3) in the middle of the check"
+    assert said.render("es") == "tu bucle llamó a exit(3) en mitad de la comprobación"
+    said = in_both(describe_exception(MemoryError("cannot allocate memory"), "x.py"))
+    assert said.render("es").startswith("tu bucle se quedó sin memoria") and "cannot allocate" in said.render("es")
+
+
+@pytest.mark.parametrize(("steps", "en", "es"), [
+    (1, "1 step per epoch at batch size 150", "1 paso por época con lotes de 150"),
+    (19, "19 steps per epoch at batch size 150", "19 pasos por época con lotes de 150"),
+])
+def test_one_step_is_one_step(steps: int, en: str, es: str) -> None:
+    from checker.learn.practice import steps_per_epoch
+
+    assert steps_per_epoch(steps, 150).render("en") == en and steps_per_epoch(steps, 150).render("es") == es
+
+
+@pytest.mark.parametrize("lang, said", [("en", "nothing you wrote was changed or lost"),
+                                         ("es", "nada de lo que escribiste se ha cambiado ni perdido")])
+def test_ctrl_c_during_a_check_exits_130_and_says_nothing_was_lost(runner, tmp_path: Path, monkeypatch,
+                                                                  lang: str, said: str) -> None:
+    import checker.learn.check
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(checker.learn.check, "check", interrupted)
+    loop = tmp_path / "mine.py"
+    loop.write_text(REFERENCE.read_text())
+    result = runner.invoke(main, ["--lang", lang, "check", str(loop)])
+    assert result.exit_code == 130, result.output
+    assert said in result.output and "Aborted" not in result.output and "Traceback" not in result.output
+    assert loop.read_text() == REFERENCE.read_text()
+
+
+def test_a_loader_seeded_through_the_global_generator_is_named_as_the_cause(runner, tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    loop = _reference_with(tmp_path, "global.py", "    generator = torch.Generator().manual_seed(seed)\n"
+                           "    return DataLoader(\n"
+                           "        TensorDataset(X, y), batch_size=batch_size, shuffle=True, generator=generator\n"
+                           "    )", "    torch.manual_seed(seed)\n"
+                           "    return DataLoader(TensorDataset(X, y), batch_size=batch_size, shuffle=True)")
+    result = runner.invoke(main, ["--lang", "en", "check", str(loop), "--only", "repro.seeds"])
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "the same order; what differed was drawn later, from the global random state" in text, text
+    assert "takes its shuffle from the global generator" in text
+    assert "started from the same weights and batch order" not in text
