@@ -45,11 +45,11 @@ track = "digits"
 {language}
 [points]
 "data.lesson" = 2
-"steps.fresh_grads" = 5
-"loss.falls" = 3
+"reference.train_epoch" = 5
+"loader.order" = 3
 
 [read]
-"steps.fresh_grads" = "Lesson 4, section 4: zero_grad"
+"reference.train_epoch" = "Lesson 4, section 4: zero_grad"
 """
 
 ZERO_GRAD = """id = "zero-grad-missing"

@@ -88,3 +88,28 @@ def test_the_scaffold_names_the_tracks_reference(runner, tmp_path, monkeypatch):
     assert made.exit_code == 0, made.output
     text = (course / "mutants" / "digits" / "clip-missing.toml").read_text()
     assert "solutions/digits/loop.py" in text and "(solutions/loop.py)" not in text
+
+
+def test_the_course_weights_warning_agrees_with_verifys_kills(tmp_path):
+    """A mutant verify saw killed by a counted check (reference.fit, which it does not declare) draws no warning;
+    one no counted check killed does, naming the checks that did; without a kept list, the declared killers."""
+    import shutil
+    from types import SimpleNamespace
+
+    from checker.author.instructing import blind_spots
+    from checker.catalogue.mutants import load_mutants, reference_source
+    from checker.catalogue.proofs import load_proofs, record_proofs
+    from checker.setting.tracks import get_track
+
+    shutil.copy(ROOT / "mutants" / "zero-grad-missing.toml", tmp_path)
+    mutant = load_mutants(tmp_path)["zero-grad-missing"]
+    track = dataclasses.replace(get_track("moons"), mutants_path=str(tmp_path))
+    assert track.mutants_dir == tmp_path
+    assert blind_spots(["reference.fit"], track, "en")  # no proof yet: the declared steps.fresh_grads only
+    seen = SimpleNamespace(mutant=mutant, status="Killed", missing=[],
+                           checks={"steps.fresh_grads": "fail", "reference.fit": "fail", "loader.order": "pass"})
+    record_proofs(tmp_path, [seen], reference_source())
+    assert load_proofs(tmp_path)["zero-grad-missing"].killers == ("steps.fresh_grads", "reference.fit")
+    assert blind_spots(["reference.fit"], track, "en") == []
+    (warning,) = blind_spots(["loader.order"], track, "en")
+    assert "zero-grad-missing" in warning and "reference.fit" in warning

@@ -36,7 +36,7 @@ def kata(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Completed
 @pytest.fixture(scope="module", params=["en", "es"])
 def setting(request, tmp_path_factory):
     """(course folder, the class folder holding one submission, the language): a course declaring ``language``,
-    and a loop without zero_grad, which loses the points of steps.fresh_grads and keeps others."""
+    and a loop without zero_grad, which loses the points of reference.train_epoch and keeps the others."""
     lang = request.param
     root = tmp_path_factory.mktemp(f"graders-{lang}")
     course = make_digits_course(root / "course", language=lang)
@@ -60,8 +60,8 @@ def graded(setting):
     proc = kata("grade", str(klass), "-o", str(out), "--course", str(course), cwd=klass.parent)
     assert proc.returncode == 0, proc.stderr
     row = _grades(out)
-    assert float(row["max_points"]) == 10.0 and 0 < float(row["points"]) < 10.0, row
-    assert row["steps.fresh_grads"] == "fail" and row["data.lesson"] == "pass", row
+    assert (float(row["points"]), float(row["max_points"])) == (5.0, 10.0), row
+    assert row["reference.train_epoch"] == "fail" and row["data.lesson"] == row["loader.order"] == "pass", row
     return float(row["points"]), float(row["max_points"])
 
 
@@ -113,8 +113,8 @@ def test_gradescope_gives_the_points_of_kata_grade(setting, graded, tmp_path):
     assert proc.returncode == 0, proc.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     assert (results["score"], sum(t["max_score"] for t in results["tests"])) == graded
-    (said,) = [t["output"] for t in results["tests"] if t["name"].startswith("steps.fresh_grads")]
-    assert ("gradiente" in said) == (lang == "es"), said  # in the course's language
+    (said,) = [t["output"] for t in results["tests"] if t["name"].startswith("reference.train_epoch")]
+    assert ("semilla" in said) == (lang == "es"), said  # in the course's language
 
 
 def _steps(flow: dict) -> list[dict]:
@@ -158,9 +158,9 @@ def test_the_github_workflow_gives_the_points_of_kata_grade_without_the_course_i
     assert junit is not None
     props = {p.get("name"): p.get("value") for p in junit.iter("property")}
     assert (float(props["points"]), float(props["max_points"])) == graded
-    (case,) = [c for c in junit.iter("testcase") if c.get("name", "").startswith("steps.fresh_grads")]
+    (case,) = [c for c in junit.iter("testcase") if c.get("name", "").startswith("reference.train_epoch")]
     said = " ".join(f.get("message", "") + (f.text or "") for f in case.iter("failure"))
-    assert said and ("gradiente" in said) == (lang == "es"), said
+    assert said and ("semilla" in said) == (lang == "es"), said
 
 
 def test_the_docker_entrypoint_gives_the_points_of_kata_grade(setting, graded, tmp_path):
@@ -198,3 +198,35 @@ def test_kata_check_inside_the_course_counts_its_weights(setting, graded):
     assert proc.returncode == 1, proc.stderr
     results = json.loads(proc.stdout)
     assert (results["score"], sum(t["max_score"] for t in results["tests"])) == graded
+
+
+def test_another_tracks_loop_is_said_first_and_never_scores_full_marks(tmp_path):
+    """Weights that count no data check (reference.train_epoch and loader.order) still grade on the assignment's
+    track: the moons reference handed in on the digits course is said to follow moons, before the summary, and is
+    held (never full marks), in kata grade and kata check alike; the digits reference scores full marks."""
+    from tests.conftest import REFERENCE
+
+    course = make_digits_course(tmp_path / "course")
+    text = (course / "kata.toml").read_text().replace('"data.lesson" = 2\n', "")
+    (course / "kata.toml").write_text(text)
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "moons.py").write_text(REFERENCE.read_text())
+    (klass / "digits.py").write_text(digits_reference())
+    out = tmp_path / "gradebook"
+    graded = kata("grade", str(klass), "-o", str(out), cwd=course)  # the course found from the working folder
+    assert graded.returncode == 0, graded.stderr
+    assert any(line.startswith("moons.py: Note: this file's make_data gives the shapes of track moons")
+               for line in graded.stderr.splitlines()), graded.stderr
+    with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
+        rows = {r["submission"]: r for r in csv.DictReader(fh)}
+    assert "data.lesson" not in rows["moons.py"]  # the probe is no column: the weights' checks only
+    assert float(rows["moons.py"]["points"]) < float(rows["moons.py"]["max_points"]) == 8.0
+    assert rows["moons.py"]["passed"] == "false" and "track moons" in rows["moons.py"]["integrity"]
+    assert float(rows["digits.py"]["points"]) == 8.0 and not rows["digits.py"]["integrity"]
+    checked = kata("check", str(klass / "moons.py"), "--format", "gradescope", cwd=course)
+    assert checked.returncode == 1
+    assert "make_data gives the shapes of track moons" in checked.stderr.splitlines()[0]
+    results = json.loads(checked.stdout)
+    assert results["score"] < 8.0 and [t["name"].split(":")[0] for t in results["tests"]] == [
+        "loader.order", "reference.train_epoch"]

@@ -50,7 +50,7 @@ def test_a_learners_folder_remembers_its_course_and_track_in_any_shell(course, t
     assert json.loads(ran.stdout)[0]["epoch"] == 1
     # the fix, checked as the current kata from another folder with --dir: graded on the course's track
     mine.write_text(digits_reference(), encoding="utf-8")
-    only = [w for cid in ("data.lesson", "reference.make_data", "steps.fresh_grads", "loss.falls")
+    only = [w for cid in ("data.lesson", "reference.make_data", "reference.train_epoch", "loader.order")
             for w in ("--only", cid)]
     fixed = kata("check", "--dir", str(me), "--json", *only, cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
@@ -60,7 +60,7 @@ def test_a_learners_folder_remembers_its_course_and_track_in_any_shell(course, t
     broken = kata("check", "--dir", str(me), "--json", *only, cwd=tmp_path)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     failed = [c["id"] for c in json.loads(broken.stdout)["checks"] if c["status"] != "pass"]
-    assert "steps.fresh_grads" in failed and "data.lesson" not in failed, failed
+    assert "reference.train_epoch" in failed and "data.lesson" not in failed, failed
 
 
 def test_a_notebook_starter_runs_as_jupyter_runs_it(course, tmp_path):

@@ -29,6 +29,7 @@ from checker.catalogue.mutants import (
 )
 from checker.catalogue.proofs import draft_reasons, load_proofs, record_proofs, symptom_problems
 from checker.checks import REGISTRY, ordered_ids
+from checker.grade.checking import hold_other_track, with_track_probe
 from checker.grade.classbook import (
     ClassOptions,
     base_source,
@@ -114,8 +115,9 @@ BLIND_SPOT = Message(
 
 
 def blind_spots(counted, track, lang: str) -> list[str]:
-    """A warning for each known mutant of ``track`` that none of the ``counted`` checks kills (its declared
-    killers, less those its proof says missed it): a file with that bug would score full marks."""
+    """A warning for each known mutant of ``track`` that none of the ``counted`` checks kills (the checks that killed
+    it when verify ran, as its proof keeps them; without them, its declared killers less those its proof says
+    missed it): a file with that bug would score full marks."""
     counted = set(counted)
     try:
         mutants = load_mutants(track.mutants_dir)
@@ -125,7 +127,10 @@ def blind_spots(counted, track, lang: str) -> list[str]:
     out = []
     for mid, mutant in sorted(mutants.items()):
         proof = proofs.get(mid)
-        killers = [c for c in mutant.killed_by if proof is None or c not in proof.missing]
+        if proof is not None and proof.killers is not None and proof.status in ("Killed", "Timeout"):
+            killers = list(proof.killers)  # what verify saw kill it, counted or declared
+        else:
+            killers = [c for c in mutant.killed_by if proof is None or c not in proof.missing]
         if killers and not counted & set(killers):
             out.append(BLIND_SPOT.render(lang, mid=mid, title=mutant.title, checks=", ".join(killers)))
     return out
@@ -155,7 +160,15 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
     hashes = file_hashes(paths, directory, (out_dir,))
     sources = submission_sources(found, directory, out_dir)
     started = time.monotonic()
-    reports = _grade_found(found, paths, names, prepared_lab("cpu", chosen), request, course, directory, out_dir, lang)
+    # graded on the assignment's track whatever the weights count: data.lesson's shapes say which track the file
+    # follows, and a file of another track is held for review, said first
+    probe_ids, probed = with_track_probe(course.check_ids, chosen)
+    reports = _grade_found(found, paths, names, prepared_lab("cpu", chosen), request, probe_ids, directory, out_dir,
+                           lang)
+    notes = {}
+    for report in reports:
+        notes[report.file] = follows_other_track(report, chosen, lang)
+        hold_other_track(report, notes[report.file], probed)
     kept = kept_reports(previous, found, names, hashes) if options.update else []
     roll = call_roll(options.roster, [f.name for f in found] + [names[r.file] for r in kept], names, lang)
     reports = sorted([*reports, *kept], key=lambda r: submission_name(r, names)) + roll.missing
@@ -166,7 +179,7 @@ def grade_class(directory: Path, out_dir: Path, *, course_path: Path | None, wor
                                                 {f.name: f.path for f in found if f.problem is None}, base, lang))
     except OSError as exc:
         raise UsageProblem(f"cannot write the gradebook in {out_dir} ({exc.strerror or exc})") from None
-    _print_graded(reports, written, chosen, lang, time.monotonic() - started, out_dir, names, made)
+    _print_graded(reports, written, notes, lang, time.monotonic() - started, out_dir, names, made)
 
 
 def _class_course(course_path: Path | None, only: tuple[str, ...], chosen, lang: str) -> Course:
@@ -199,7 +212,7 @@ def _with_secret(request: CheckRequest, out_dir: Path) -> tuple[CheckRequest, bo
     return replace(request, secret=secret), made
 
 
-def _grade_found(found, paths, names, lab, request: CheckRequest, course: Course, directory: Path, out_dir: Path,
+def _grade_found(found, paths, names, lab, request: CheckRequest, ids: list[str], directory: Path, out_dir: Path,
                  lang: str) -> list[Report]:
     """Every submission found graded (a subfolder that cannot be, as its row), with a progress bar."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -212,7 +225,7 @@ def _grade_found(found, paths, names, lab, request: CheckRequest, course: Course
         for report in folders:
             bar.update(task, advance=1, last=names[report.file])
         graded = grade_folder(
-            paths, lab, request, check_ids=course.check_ids, hide=(directory, out_dir), root=directory,
+            paths, lab, request, check_ids=ids, hide=(directory, out_dir), root=directory,
             on_report=lambda r: bar.update(task, advance=1, last=submission_name(r, names)),
         ) if paths else []
     by_file = {r.file: r for r in [*graded, *folders]}
@@ -223,14 +236,14 @@ NOT_WRITTEN = Message(en="could not write {what}: the class's grades.csv and res
                       es="no se pudo escribir {what}: grades.csv y results.json de la clase están escritos")
 
 
-def _print_graded(reports, written, chosen, lang: str, seconds: float, out_dir: Path, names, made: bool) -> None:
-    """The summary, the notes on files that follow another track, what changed, the files not written."""
-    print_summary(reports, lang, seconds, out_dir, names, written.similar)
+def _print_graded(reports, written, notes, lang: str, seconds: float, out_dir: Path, names, made: bool) -> None:
+    """The notes on files that follow another track (first), the summary, what changed, the files not written."""
     err = console(stderr=True)
     for report in reports:
-        note = follows_other_track(report, chosen, lang)
+        note = notes.get(report.file)
         if note:
             err.print(f"{submission_name(report, names)}: {note}", style="yellow", markup=False, highlight=False)
+    print_summary(reports, lang, seconds, out_dir, names, written.similar)
     for line in written.failed:
         err.print(NOT_WRITTEN.render(lang, what=line), style="yellow", markup=False, highlight=False)
     if written.changes is not None:

@@ -69,13 +69,22 @@ class Proof:
     """The mutant's verify status (Killed, Survived, ...)."""
     missing: tuple[str, ...] = ()
     """Declared checks that did not kill it."""
+    killers: tuple[str, ...] | None = None
+    """Every check that failed on it when verify ran (declared or not); None in a file written before kata kept
+    them. `kata grade --course` warns from these, so its warning agrees with verify."""
+
+
+KILLING = ("fail", "error", "timeout")
+"""A check's statuses that kill a mutant."""
 
 
 def load_proofs(mutants_dir: Path) -> dict[str, Proof]:
     path = Path(mutants_dir) / PROOFS_FILE
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return {mid: Proof(p["key"], p["status"], tuple(p.get("missing", ()))) for mid, p in raw["proofs"].items()}
+        return {mid: Proof(p["key"], p["status"], tuple(p.get("missing", ())),
+                           tuple(p["killers"]) if isinstance(p.get("killers"), list) else None)
+                for mid, p in raw["proofs"].items()}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
 
@@ -86,11 +95,13 @@ def record_proofs(mutants_dir: Path, results: Iterable[Any], reference: str) -> 
     proofs = load_proofs(mutants_dir)
     for r in results:
         if r.status in ("Killed", "Timeout", "Survived"):
-            proofs[r.mutant.id] = Proof(proof_key(r.mutant, reference), r.status, tuple(r.missing))
+            killers = tuple(c for c, status in (getattr(r, "checks", None) or {}).items() if status in KILLING)
+            proofs[r.mutant.id] = Proof(proof_key(r.mutant, reference), r.status, tuple(r.missing), killers)
     data = {
         "about": "written by `kata mutants verify`: which mutants the checks they declare kill, per "
                  "mutant definition, reference and checker version. Commit it with the mutant files.",
-        "proofs": {mid: {"key": p.key, "status": p.status, "missing": list(p.missing)}
+        "proofs": {mid: {"key": p.key, "status": p.status, "missing": list(p.missing),
+                         **({"killers": list(p.killers)} if p.killers is not None else {})}
                    for mid, p in sorted(proofs.items())},
     }
     try:

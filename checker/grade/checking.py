@@ -123,6 +123,34 @@ def track_by_data(report, track):
     return matching[0] if len(matching) == 1 else None
 
 
+TRACK_PROBE = "data.lesson"
+"""The check whose figures tell which track a file's data follows (its shapes): run whatever the weights count."""
+
+
+def with_track_probe(check_ids, track) -> tuple[list[str], bool]:
+    """``check_ids`` with the track probe (``data.lesson``) added where missing and the track has it: a submission
+    is graded on the assignment's track whatever the weights count; (the ids, whether the probe was added)."""
+    from checker.checks import ordered_ids
+
+    ids = list(check_ids)
+    if not ids or TRACK_PROBE in ids:
+        return ids, False
+    try:
+        ordered_ids([TRACK_PROBE], device="cpu", track=track)
+    except KeyError:
+        return ids, False
+    return [TRACK_PROBE, *ids], True
+
+
+def hold_other_track(report, note: str | None, probed: bool) -> None:
+    """A file whose data follows another track than the assignment's (``note`` says so): held for review, the note
+    first among the reasons, so it cannot score full marks; the probe's result dropped where only it added it."""
+    if probed:
+        report.checks = [c for c in report.checks if c.id != TRACK_PROBE]
+    if note and note not in report.integrity:
+        report.integrity.insert(0, note)
+
+
 def track_hint(report, track, lang: str) -> str | None:
     """When the figures show the file belongs to another track (its data has that track's shapes), or it
     does not follow this track's protocol, one line saying which --track to use; else None."""

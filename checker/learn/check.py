@@ -17,11 +17,13 @@ from checker.grade.checking import (
     FOUND_BY_DATA,
     PROTOCOL_HINT,
     grade_request,
+    hold_other_track,
     track_by_data,
     track_hint,
     ungradable_report,
+    with_track_probe,
 )
-from checker.grade.gradebook import Course, CourseFileError, load_course
+from checker.grade.gradebook import Course, CourseFileError, follows_other_track, load_course
 from checker.grade.grading import Report
 from checker.grade.request import CheckRequest
 from checker.learn import messages as M
@@ -134,12 +136,7 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
         path = Path(request.path) if request.path is not None else None
     folder = str(session.workdir) if session is not None else workdir
     track = track_of(request_file, kata, folder)
-    course = None
-    if request.course is not None:
-        course = course_of(request.course, track, request.lang)
-        if request.only:
-            raise UsageProblem(COURSE_AND_ONLY.render(request.lang))
-        request_file = replace(request_file, only=tuple(course.check_ids))
+    course, probed, request_file = _assignment(request, request_file, track)
     report = None
     if kata is None and request.path is not None and request.format in ("gradescope", "junit"):
         # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
@@ -148,28 +145,48 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
         report = grade_request(request_file, track, _lab(labs, request.device, track))
     guessed = kata is None and request.track is None
     note = None
-    if guessed and report.error is None:
+    if course is not None:  # the course's track is the assignment's: another track's file is held, said first
+        note = _held_if_other(report, track, request.lang, probed)
+    elif guessed and report.error is None:
         other = track_by_data(report, track)
         if other is not None:  # the file follows another track: graded against it, never judged by this one
             note = FOUND_BY_DATA.render(request.lang, other=other.id, track=track.id,
                                         split=f"{other.data.n_train}/{other.data.n_val}")
-            if course is not None:
-                course = course_of(request.course, other, request.lang)
-                request_file = replace(request_file, only=tuple(course.check_ids))
             track = other
             report = grade_request(request_file, track, _lab(labs, request.device, track))
     if guessed and report.error_kind == "protocol":
-        # not a file of this track: say so first, exit 2, rather than a verdict of the wrong track (a format a
-        # program reads still gets its report, the hint first in the error)
+        # exit 2 rather than a verdict of the wrong track: what the file lacks first (most often the cause: a
+        # function missing or misnamed), then which track it was graded against and how to name another (a
+        # format a program reads still gets its report, both in the error)
         said = PROTOCOL_HINT.render(request.lang, track=track.id)
         if request.format == "text":
-            raise UsageProblem(f"{said}\n{report.error}")
-        report.error = f"{said}\n{report.error}"
+            raise UsageProblem(f"{report.error}\n{said}")
+        report.error = f"{report.error}\n{said}"
     hint = track_hint(report, track, request.lang) if guessed and request.format == "text" else None
     if note is not None:
         hint = None
     return CheckOutcome(report=report, track=track, path=path, kata=kata, hint=hint, only=bool(request_file.only),
                         course=course, note=note)
+
+
+def _assignment(request: CheckRequest, request_file: CheckRequest, track: Track):
+    """(the course of --course, else None; whether the track probe was added; the request with the course's
+    checks): an assignment is graded on its track whatever the weights count, data.lesson telling which track the
+    file follows."""
+    if request.course is None:
+        return None, False, request_file
+    course = course_of(request.course, track, request.lang)
+    if request.only:
+        raise UsageProblem(COURSE_AND_ONLY.render(request.lang))
+    ids, probed = with_track_probe(course.check_ids, track)
+    return course, probed, replace(request_file, only=tuple(ids))
+
+
+def _held_if_other(report: Report, track: Track, lang: str, probed: bool) -> str | None:
+    """The note when the file follows another track than the assignment's (the report then held for review)."""
+    note = follows_other_track(report, track, lang) if report.error is None else None
+    hold_other_track(report, note, probed)
+    return note
 
 
 COURSE_AND_ONLY = Message(
