@@ -6,8 +6,9 @@ LMS imports (Canvas, Moodle).
   too). A submission belongs to the student whose name, login, id or e-mail's user part is its name (a
   student's subfolder) or its file's stem (``alice.py``); every student with none gets a row saying so.
 - **Deadline** (``--deadline 2026-05-01T23:59``, ISO 8601, local time unless it names a zone): each submission's
-  time is its file's modification time (the file itself, never a link's target), as an LMS download or ``git
-  checkout`` of the student's last commit leaves it; grades.csv gets ``submitted`` and ``late``.
+  time is its file's modification time (the file itself, never a link's target), as an LMS download keeps it
+  (kata runs no git in a student's folder: docs/grading.md says how to give cloned files their commit's time);
+  grades.csv gets ``submitted`` and ``late``.
 - **Exports**: ``canvas.csv`` (Canvas's gradebook import: ``Student, ID, SIS User ID, SIS Login ID, Section``,
   then the assignment's points, under a ``Points Possible`` row) and ``moodle.csv`` (Moodle's grade import:
   ``Full name, ID number, Username, Email address, Grade, Feedback``), every cell neutralised for a
