@@ -174,6 +174,20 @@ def test_options_boundary_cannot_honour_are_refused(runner, args):
 # --------------------------------------------------------------------------- verifying
 
 
+def test_a_file_that_cannot_be_graded_is_not_a_hole_and_is_not_graded_again():
+    from checker.mutation.boundary import BoundaryRun, BoundaryVerdict
+
+    track = track_named("moons")
+    b = generate_boundary(track, functions=["fit"],
+                          domains=lambda f, p: (Span(1, 128), [50]) if p == "epochs" else None)
+    ungraded = BoundaryVerdict(b[0], statuses=["RuntimeError"], reasons=["tampered: a malformed event"])
+    survived = BoundaryVerdict(b[1], statuses=["Killed", "Survived"], reasons=["reference.fit: ...", ""])
+    run = BoundaryRun("moons", [ungraded, survived], seeds=2, reference_problems=[], seconds=0.0)
+    assert run.holes == [survived] and survived.survived_on == [1]
+    assert run.ungraded == [ungraded] and not ungraded.hole
+    assert run.exit_code == 1
+
+
 @pytest.fixture(scope="module")
 def moons_lab():
     from checker.setting.lab import Lab

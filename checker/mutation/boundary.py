@@ -259,6 +259,8 @@ class BoundaryVerdict:
     killers: list[list[str]] = field(default_factory=list)
     missing: list[list[str]] = field(default_factory=list)
     """Per draw, the declared killer(s) that let it pass (another check may have killed it)."""
+    reasons: list[str] = field(default_factory=list)
+    """Per draw, verify's reason (what killed it, or why it could not be graded)."""
 
     @property
     def equivalent(self) -> str | None:
@@ -267,7 +269,13 @@ class BoundaryVerdict:
     @property
     def survived_on(self) -> list[int]:
         """The draws (from 0) on which no check killed it."""
-        return [i for i, s in enumerate(self.statuses) if s not in (KILLED, TIMEOUT)]
+        return [i for i, s in enumerate(self.statuses) if s == SURVIVED]
+
+    @property
+    def ungraded_on(self) -> list[int]:
+        """The draws on which the mutated file could not be graded at all (kata check would not pass it either,
+        but no check's classes caught it: the reason says why)."""
+        return [i for i, s in enumerate(self.statuses) if s not in (KILLED, TIMEOUT, SURVIVED)]
 
     @property
     def missed_on(self) -> list[int]:
@@ -290,6 +298,10 @@ class BoundaryRun:
     @property
     def holes(self) -> list[BoundaryVerdict]:
         return [v for v in self.verdicts if v.hole]
+
+    @property
+    def ungraded(self) -> list[BoundaryVerdict]:
+        return [v for v in self.verdicts if v.equivalent is None and not v.hole and v.ungraded_on]
 
     @property
     def missed(self) -> list[BoundaryVerdict]:
@@ -319,7 +331,8 @@ def verify_boundary(
     problems: list[str] = []
     for seed in range(seeds):
         # a mutant that survived one draw is a hole already: the later draws grade only the ones still killed
-        live = [v.boundary.mutant for v in verdicts if v.equivalent is None and not v.survived_on]
+        live = [v.boundary.mutant for v in verdicts
+                if v.equivalent is None and not v.survived_on and not v.ungraded_on]
         if not live:
             break
         result: Verification = run_verify(mutants=live, seeds=1, lab=lab, reference=reference, on_check=on_check,
@@ -331,6 +344,7 @@ def verify_boundary(
             if r is None:
                 continue
             v.statuses.append(str(r.status))
+            v.reasons.append(r.reason)
             v.killers.append(r.killers)
             v.missing.append(r.missing if r.status != SURVIVED else [])
     track = boundary[0].track if boundary else getattr(getattr(lab, "track", None), "id", "")
@@ -350,10 +364,10 @@ def render_boundary(run: BoundaryRun, out) -> int:
 
     ran = [v for v in run.verdicts if v.equivalent is None]
     equivalent = len(run.verdicts) - len(ran)
-    killed = [v for v in ran if not v.hole]
+    killed = [v for v in ran if not v.hole and not v.ungraded_on]
     out.print(f"track {run.track}: {len(run.verdicts)} boundary mutants, {len(killed)} killed on every one of "
-              f"{run.seeds} draw(s), {len(run.holes)} survived some draw, {equivalent} equivalent (a threshold "
-              f"past the domain's end); {run.seconds:.1f} s")
+              f"{run.seeds} draw(s), {len(run.holes)} survived some draw, {len(run.ungraded)} could not be graded, "
+              f"{equivalent} equivalent (a threshold past the domain's end); {run.seconds:.1f} s")
     for p in run.reference_problems:
         out.print(f"[bold red]{escape(p)}[/]")
     if run.holes:
@@ -362,6 +376,13 @@ def render_boundary(run: BoundaryRun, out) -> int:
             draws = v.survived_on[0]
             out.print(f"  [red]-[/] {escape(v.boundary.where)}  [dim]survived draw {draws} of {run.seeds}: "
                       f"{escape(v.boundary.mutant.title)}[/]")
+    if run.ungraded:
+        out.print(f"[yellow]{len(run.ungraded)} could not be graded (not a hole: kata check does not pass them "
+                  f"either, but no check's classes caught them):[/]")
+        for v in run.ungraded:
+            i = v.ungraded_on[0]
+            out.print(f"  [yellow]-[/] {escape(v.boundary.where)}  [dim]draw {i}: {escape(v.statuses[i])}: "
+                      f"{escape(v.reasons[i].splitlines()[0] if v.reasons[i] else '')}[/]")
     if run.missed:
         out.print(f"[yellow]{len(run.missed)} killed, but not by the check comparing the function with the "
                   f"reference on some draw:[/]")
