@@ -157,3 +157,19 @@ def test_a_threshold_bug_at_a_fresh_threshold_fails_on_every_run():
             problems.append(f"{key}: {check_id} is {got[check_id].status if check_id in got else 'missing'}")
     assert not problems, "\n".join(problems)
     assert math.isfinite(len(expected)) and len(expected) == 8 * RUNS
+
+
+def test_best_epoch_looking_at_the_first_t_epochs_only_fails_for_every_fresh_t():
+    from checker.checks import REGISTRY, best
+
+    rng = random.Random(30)
+    domain = domain_of("best_epoch", "history")
+    for seed in range(8):
+        histories = [h for h in best.draw_histories(seed)] + [h for h, _ in best.class_histories(seed)]
+        want = [best._lowest([r["val_loss"] for r in h]) for h in histories]
+        ref = {"seed": seed, "answers": want[:best.N_HISTORIES], "classes": want[best.N_HISTORIES:]}
+        for _ in range(10):
+            t = fresh_threshold(rng, domain)
+            got = [best._lowest([r["val_loss"] for r in h[:t]]) for h in histories]
+            mine = {**ref, "answers": got[:best.N_HISTORIES], "classes": got[best.N_HISTORIES:]}
+            assert not REGISTRY["best.best_epoch"].judge(mine, ref).passed, (seed, t)

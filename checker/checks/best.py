@@ -22,6 +22,7 @@ from typing import Any
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import close, nest
+from checker.setting.domains import domain_of
 
 N_HISTORIES = 5
 """Histories drawn per run of ``best.best_epoch``."""
@@ -90,6 +91,8 @@ CLASS_HISTORIES = (
     Message(en="the lowest at the last epoch", es="la menor en la última época"),
     Message(en="the lowest after {plateau} epochs without improvement, past any patience",
             es="la menor tras {plateau} épocas sin mejora, más allá de cualquier paciencia"),
+    Message(en="a history of {n} epochs, the top of its domain, the lowest at its last epoch, {at}",
+            es="un historial de {n} épocas, el máximo de su dominio, la menor en su última época, la {at}"),
 )
 """The argument classes ``draw_histories`` leaves out (it keeps the lowest off the last epoch)."""
 
@@ -114,7 +117,14 @@ def class_histories(seed: int) -> list[tuple[list[dict], dict]]:
     flat = [round(rng.uniform(0.46, 0.9), 4) for _ in range(plateau)]
     late = early + flat + [round(rng.uniform(0.05, 0.4), 4)] + [round(rng.uniform(0.46, 0.9), 4)
                                                                for _ in range(rng.randint(0, 5))]
-    return [(history(one), {}), (history(last), {}), (history(late), {"plateau": plateau})]
+    # the longest history of the domain, its lowest at its last epoch: a best_epoch that looks at the first T epochs
+    # only, for any T below, misses it
+    top = domain_of("best_epoch", "history").high
+    at = top
+    longest = [round(rng.uniform(0.3, 1.5), 4) for _ in range(top)]
+    longest[at - 1] = 0.05
+    return [(history(one), {}), (history(last), {}), (history(late), {"plateau": plateau}),
+            (history(longest), {"n": top, "at": at})]
 
 
 BEST_TITLE = Message(en="best_epoch names the epoch of the lowest validation loss",
