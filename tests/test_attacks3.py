@@ -167,6 +167,7 @@ def test_every_attack_gets_one_row_and_the_class_is_graded(attacked):
     assert "leads outside" in rows["link_reference.py"]["error"]  # 28/28 before: now a row with the reason
     assert "is a link to a folder outside" in rows["outside"]["error"]
     assert "named pipe" in rows["fifo.py"]["error"]
+    assert "loop of symbolic links" in rows["loop_a.py"]["error"]
 
 
 def test_no_honest_grade_moves(attacked):

@@ -52,8 +52,9 @@ def atomic_write(path: Path, text: str) -> None:
 
 class NotGiven(Exception):
     """A path that is not a regular file inside the folder given: ``kind`` says what it is (``outside``: a link
-    or a folder that leaves it; ``link``, ``fifo``, ``socket``, ``device``, ``folder``, ``other``: not a regular
-    file; ``swapped``: it changed between the check and the opening; ``missing``); nothing of it was read."""
+    or a folder that leaves it; ``loop``: links that lead to each other; ``link``, ``fifo``, ``socket``,
+    ``device``, ``folder``, ``other``: not a regular file; ``swapped``: it changed between the check and the
+    opening; ``missing``); nothing of it was read."""
 
     def __init__(self, kind: str, detail: str = ""):
         super().__init__(kind)
@@ -78,8 +79,10 @@ def resolved_inside(path: Path, root: Path, exclude: Sequence[Path] = ()) -> Pat
         real = Path(path).resolve(strict=True)
     except FileNotFoundError:
         raise NotGiven("missing") from None
-    except (OSError, RuntimeError) as exc:  # a loop of links, a folder that cannot be searched
-        raise NotGiven("outside", getattr(exc, "strerror", None) or str(exc)) from None
+    except RuntimeError as exc:  # a loop of links (Python before 3.13)
+        raise NotGiven("loop", str(exc)) from None
+    except OSError as exc:  # a loop of links (3.13 on), a folder that cannot be searched
+        raise NotGiven("loop" if exc.errno == errno.ELOOP else "outside", exc.strerror or str(exc)) from None
     if real != base and base not in real.parents:
         raise NotGiven("outside")
     for other in exclude:

@@ -134,7 +134,8 @@ def find_class(folder: Path, lang: str = "en", exclude: Sequence[Path] = ()) -> 
     skip = {p.resolve() for p in exclude}
     found = []
     for path in sorted(Path(folder).absolute().iterdir()):  # absolute: messages then name it as plain_report says
-        if path.name.startswith(".") or path.name == "__pycache__" or path.resolve() in skip:
+        # realpath, not resolve(): a loop of links is a submission to refuse, never an error of kata's
+        if path.name.startswith(".") or path.name == "__pycache__" or Path(os.path.realpath(path)) in skip:
             continue
         if _is_folder(path):
             found.append(_student_folder(path, folder, lang))

@@ -31,6 +31,8 @@ NOT_GIVEN = {
                           "files inside it are graded, so it was not read",
                        es="{path} lleva fuera de {root} (un enlace simbólico, o una carpeta que enlaza a otro "
                           "sitio): solo se evalúan archivos de dentro, así que no se leyó"),
+    "loop": Message(en="{path} is a loop of symbolic links that lead to each other: it was not read",
+                    es="{path} es un bucle de enlaces simbólicos que llevan unos a otros: no se leyó"),
     "swapped": Message(en="{path} changed while kata opened it (a link put in its place): it was not read",
                        es="{path} cambió mientras kata lo abría (un enlace puesto en su lugar): no se leyó"),
     "fifo": Message(en="{path} is a named pipe, not a regular file: it was not read",
@@ -47,7 +49,7 @@ NOT_GIVEN = {
 def refusal(kind: str, path: object, root: object) -> LoopFileError:
     """The LoopFileError for a path ``read_inside`` refused (``checker.base.files.NotGiven``'s kind)."""
     message = NOT_GIVEN.get(kind, NOT_GIVEN["other"])
-    return LoopFileError("not_given" if kind in ("outside", "swapped") else "not_file",
+    return LoopFileError("not_given" if kind in ("outside", "swapped", "loop") else "not_file",
                          message.render("en", path=path, root=root), message.render("es", path=path, root=root))
 
 

@@ -24,6 +24,9 @@ def plant(folder: Path, out: Path, reference: Path, broken: str, outside: Path) 
     (outside / "loop.py").write_text(reference.read_text())
     (folder / "outside").symlink_to(outside, target_is_directory=True)
     planted["outside"] = "submission_folder"
+    (folder / "loop_a.py").symlink_to("loop_b.py")
+    (folder / "loop_b.py").symlink_to("loop_a.py")
+    planted["loop_a.py"] = planted["loop_b.py"] = "not_given"
     os.mkfifo(folder / "fifo.py")
     planted["fifo.py"] = "not_file"
     try:
