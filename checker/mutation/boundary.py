@@ -323,24 +323,27 @@ def verify_boundary(
     on_plan: Callable | None = None,
     check_ids: Sequence[str] | None = None,
 ) -> BoundaryRun:
-    """Grade every boundary mutant under ``seeds`` draws of the checks' arguments (one ``run_verify`` per draw:
-    the reference and every mutant, the reference passing on that draw). Declared-equivalent mutants are not
-    run; a mutant that survives a draw is not run on the later ones (it is a hole whatever they say)."""
+    """Grade every boundary mutant under ``seeds`` draws of the checks' arguments, the reference passing on each
+    draw. Declared-equivalent mutants are not run; a mutant that survives a draw is not run on the later ones (it
+    is a hole whatever they say).
+
+    Each draw grades in two rounds (``run_verify`` each): first only the checks the mutants declare (the
+    comparisons with the reference), which settle every mutant they kill; then the whole battery (or
+    ``check_ids``) on the rest, which tells a survivor from a kill by another check."""
     started = time.perf_counter()
     verdicts = [BoundaryVerdict(b) for b in boundary]
     problems: list[str] = []
+    hooks = {"on_check": on_check, "on_done": on_done, "on_plan": on_plan}
     for seed in range(seeds):
         # a mutant that survived one draw is a hole already: the later draws grade only the ones still killed
         live = [v.boundary.mutant for v in verdicts
                 if v.equivalent is None and not v.survived_on and not v.ungraded_on]
         if not live:
             break
-        result: Verification = run_verify(mutants=live, seeds=1, lab=lab, reference=reference, on_check=on_check,
-                                          on_done=on_done, on_plan=on_plan, check_ids=check_ids)
-        problems += [f"draw {seed}: {p}" for p in _reference_problems(result)]
-        by_id = {r.mutant.id: r for r in result.results}
+        settled, found = _one_draw(live, lab, reference, check_ids, hooks)
+        problems += [f"draw {seed}: {p}" for p in found]
         for v in verdicts:
-            r = by_id.get(v.boundary.mutant.id)
+            r = settled.get(v.boundary.mutant.id)
             if r is None:
                 continue
             v.statuses.append(str(r.status))
@@ -349,6 +352,24 @@ def verify_boundary(
             v.missing.append(r.missing if r.status != SURVIVED else [])
     track = boundary[0].track if boundary else getattr(getattr(lab, "track", None), "id", "")
     return BoundaryRun(track, verdicts, seeds, problems, time.perf_counter() - started)
+
+
+def _one_draw(live: Sequence[Mutant], lab, reference: str, check_ids, hooks: dict) -> tuple[dict, list[str]]:
+    """Every live mutant's result under one draw (by id), and the reference's problems on it."""
+    settled: dict = {}
+    problems: list[str] = []
+    declared = sorted({c for m in live for c in m.killed_by})
+    if declared and check_ids is None:
+        first = run_verify(mutants=[m for m in live if m.killed_by], seeds=1, lab=lab, reference=reference,
+                           check_ids=declared, **hooks)
+        problems += _reference_problems(first)
+        settled = {r.mutant.id: r for r in first.results if r.status == KILLED and not r.missing}
+    rest = [m for m in live if m.id not in settled]
+    if rest:
+        second = run_verify(mutants=rest, seeds=1, lab=lab, reference=reference, check_ids=check_ids, **hooks)
+        problems += _reference_problems(second)
+        settled.update({r.mutant.id: r for r in second.results})
+    return settled, problems
 
 
 def _reference_problems(result: Verification) -> list[str]:
