@@ -131,6 +131,17 @@ def train_epoch(model, loader, optimizer, loss_fn, **kwargs):
     assert "neither the initial ones nor the last optimizer step left" in trusted[UNCONFIRMED]
 
 
+def test_a_loop_that_calls_model_forward_is_confirmed_too(tmp_path, lab):
+    """``model.forward(x)`` skips the model's own hooks; the witness watches its first and last layers."""
+    path = tmp_path / "forward.py"
+    source = (ROOT / "solutions" / "loop.py").read_text()
+    assert source.count("logits = model(x)") == 1
+    path.write_text(source.replace("logits = model(x)", "logits = model.forward(x)"))
+    child = measured("steps.fresh_grads", load(path, "kata_confirm_forward"), lab)
+    trusted = confirm("steps.fresh_grads", child, lab)
+    assert UNCONFIRMED not in trusted and verdict("steps.fresh_grads", trusted)
+
+
 def test_a_step_that_moved_the_weights_otherwise_than_it_reports(reference, lab):
     child = measured("steps.fresh_grads", reference, lab)
     step = next(m for m in child["witness"]["marks"] if m["kind"] == "step")

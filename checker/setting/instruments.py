@@ -718,17 +718,21 @@ class Witness:
         self._pending: list[dict[str, Any]] = []
         self._last: Any = None
         self._forwards = 0
-        self._handles = [model.register_forward_pre_hook(self._pre), model.register_forward_hook(self._post)]
+        # on the first and last layers of a Sequential: their hooks fire for model(x) and model.forward(x) alike
+        layers = list(model.children()) if isinstance(model, nn.Sequential) else []
+        first, last = (layers[0], layers[-1]) if layers else (model, model)
+        self._handles = [first.register_forward_pre_hook(self._pre), last.register_forward_hook(self._post)]
 
     def _pre(self, module, args) -> None:
         x = args[0] if args else None
         if not isinstance(x, torch.Tensor):
             self._pending.append({})
             return
+        model = self.model
         self._pending.append({
             "kind": "forward", "epoch": self.tape.epoch, "grad": torch.is_grad_enabled(),
-            "params": _flat_list(module.parameters()), "buffers": _flat_list(module.buffers()),
-            "modes": [m.training for m in module.modules()], "x": untag(x).detach().to("cpu").tolist(),
+            "params": _flat_list(model.parameters()), "buffers": _flat_list(model.buffers()),
+            "modes": [m.training for m in model.modules()], "x": untag(x).detach().to("cpu").tolist(),
             "rng": _rng_state(x.device) if self.random else None,
         })
 
