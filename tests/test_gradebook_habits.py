@@ -307,3 +307,15 @@ def test_a_bad_roster_or_deadline_stops_kata_grade_before_anything_is_graded(tmp
     for options, said in ((ClassOptions(roster=roster), "listed twice"), (ClassOptions(deadline="soon"), "ISO 8601")):
         with pytest.raises(Exception, match=said):
             check_out(tmp_path / "out", False, options, "en")
+
+
+def test_a_student_folder_that_cannot_be_read_is_a_row(tmp_path, monkeypatch):
+    """As a plain user, a subfolder without read permission (as root nothing is refused, so it is simulated)."""
+    from checker.grade import gradebook
+
+    (tmp_path / "alice").mkdir()
+    def refused(path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(gradebook, "find_submissions", refused)
+    assert [f.problem for f in gradebook.find_class(tmp_path)] == ["alice/ cannot be read (Permission denied)"]

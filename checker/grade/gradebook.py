@@ -104,6 +104,7 @@ FOLDER_SEVERAL = Message(
     en="{name}/ holds {n} files to grade ({files}): a student's folder holds one .py or .ipynb",
     es="{name}/ contiene {n} archivos que evaluar ({files}): la carpeta de un estudiante contiene un solo .py o "
        ".ipynb")
+FOLDER_UNREADABLE = Message(en="{name}/ cannot be read ({why})", es="{name}/ no se puede leer ({why})")
 FOLDER_OUTSIDE = Message(
     en="{name}/ is a link to a folder outside the class folder: it was not read",
     es="{name}/ es un enlace a una carpeta fuera de la carpeta de la clase: no se leyó")
@@ -115,7 +116,10 @@ def _student_folder(path: Path, folder: Path, lang: str) -> Found:
         resolved_inside(path, folder)
     except NotGiven:
         return Found(path, path.name, FOLDER_OUTSIDE.render(lang, name=path.name))
-    inside = find_submissions(path)
+    try:
+        inside = find_submissions(path)
+    except OSError as exc:
+        return Found(path, path.name, FOLDER_UNREADABLE.render(lang, name=path.name, why=exc.strerror or exc))
     if len(inside) == 1:
         return Found(inside[0], path.name)
     if not inside:
