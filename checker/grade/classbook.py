@@ -57,6 +57,8 @@ A_FILE = Message(en="{path} is a file; give the folder that holds the submission
 NOTHING = Message(en="{path} holds no .py or .ipynb file to grade, and no student's subfolder",
                   es="{path} no contiene ningún archivo .py o .ipynb que evaluar, ni la subcarpeta de ningún "
                      "estudiante")
+UNREADABLE_CLASS = Message(en="{path}: cannot read the folder ({why})",
+                           es="{path}: no se puede leer la carpeta ({why})")
 OUT_FILE = Message(en="-o {path}: that is a file, not a folder", es="-o {path}: es un archivo, no una carpeta")
 CLASH = Message(
     en="{files} already exist(s); use --force to grade again (the new grades are compared with these, in "
@@ -75,7 +77,10 @@ def open_class(directory: Path, out_dir: Path, lang: str) -> list[Found]:
         raise UsageProblem(NO_FOLDER.render(lang, path=directory))
     if not directory.is_dir():
         raise UsageProblem(A_FILE.render(lang, path=directory))
-    found = find_class(directory, lang, exclude=(out_dir,))
+    try:
+        found = find_class(directory, lang, exclude=(out_dir,))
+    except OSError as exc:
+        raise UsageProblem(UNREADABLE_CLASS.render(lang, path=directory, why=exc.strerror or exc)) from None
     if not found:
         raise UsageProblem(NOTHING.render(lang, path=directory))
     return found
