@@ -217,3 +217,17 @@ def test_seed_collisions_name_the_closest_pair_and_none_for_a_real_generator():
     assert (found[0]["a"], found[0]["b"]) == (small, small + 8) and len(found[0]["order"]) == 6
     digits = coverage.seed_collisions(order(lambda s: s % 1000), draw)
     assert [(c["kind"], c["k"]) for c in digits] == [(coverage.DIGITS, 3), (coverage.DIGITS, 4), (coverage.DIGITS, 5)]
+
+
+def test_a_case_at_a_domain_point_names_its_edge_and_where_the_course_uses_it_first():
+    cov = Draw.from_seed(2, get_track("moons")).coverage
+    top = next(c for c in cov.optimizers if c.kind == "opt.point" and dict(c.facts)["name"] == "sgd" and c.value == 10)
+    assert top.label().en == "sgd at lr=10, the top of its domain: the lesson's 'raise the lr to 10' (kata explore)"
+    assert top.label().es == "sgd con lr=10, el máximo de su dominio: el «sube la lr a 10» de la lección (kata explore)"
+    fresh = next(c for c in cov.optimizers if c.kind == "opt.decade" and dict(c.facts)["low"] == 1.0)
+    assert 1 < fresh.value < 10 and "domain" not in fresh.label().en
+    # among failing cases, a point of the domain is named before a fresh draw of fewer digits
+    assert coverage.simplest([fresh, top])[0] is top
+    bottom = next(c for c in cov.seeds if c.value == 0 and not c.default)
+    assert bottom.label().en == "seed 0, the bottom of its domain: the protocol's default"
+    assert "el mínimo de su dominio" in bottom.label().es
