@@ -377,10 +377,11 @@ def test_a_file_of_another_track_is_graded_against_it_from_any_folder(tmp_path):
     as_json = kata("check", str(path), "--only", "data.lesson", "--json", cwd=tmp_path)
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["passed"] is True
     assert "three-classes" in as_json.stderr  # the note, kept out of the JSON on stdout
-    # a file that follows no track's protocol: exit 2, the --track hint first
+    # a file that follows no track's protocol: exit 2, what it lacks first, then the --track hint
     _write(tmp_path / "half.py", "def make_data(seed=0):\n    return None\n")
     half = kata("check", str(tmp_path / "half.py"), cwd=tmp_path)
-    assert half.returncode == 2 and "needs --track NAME" in half.stderr.splitlines()[0], half.stderr
+    assert half.returncode == 2 and "does not follow loop protocol" in half.stderr.splitlines()[0], half.stderr
+    assert "needs --track NAME" in half.stderr.splitlines()[-1], half.stderr  # what it lacks first (issue 34)
 
 
 def test_kata_grade_says_when_a_submission_follows_another_track(course, tmp_path):

@@ -82,3 +82,14 @@ def test_a_loader_seeded_through_the_global_generator_is_named_as_the_cause(runn
     assert "the same order; what differed was drawn later, from the global random state" in text, text
     assert "takes its shuffle from the global generator" in text
     assert "started from the same weights and batch order" not in text
+
+
+def test_a_file_missing_evaluate_hears_that_first(runner, tmp_path: Path, monkeypatch) -> None:
+    """The real cause (a function missing) first; which track it was graded against, and --track, after."""
+    monkeypatch.chdir(tmp_path)
+    loop = _reference_with(tmp_path, "noeval.py", "def evaluate(", "def evaluate_model(")
+    result = runner.invoke(main, ["--lang", "en", "check", str(loop)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert "does not follow loop protocol" in lines[0] and "missing function evaluate" in lines[1], lines
+    assert lines[-1].startswith("graded against track moons"), lines

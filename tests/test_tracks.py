@@ -357,7 +357,7 @@ def test_three_classes_loops_written_elsewhere():
 def test_a_file_of_another_track_is_graded_against_it_or_told_to_give_track(tmp_path):
     """Checked without --track from a folder of no track, a three-classes file is graded against three-classes
     (its data's shapes), which it says first, never a moons verdict; a data-pipeline file, which does not
-    follow protocol v1, stops with exit 2 and the --track hint first."""
+    follow protocol v1, stops with exit 2, what it lacks first, then the --track hint."""
     three = tmp_path / "mine.py"
     three.write_text(get_track("three-classes").reference.read_text())
     proc = kata("check", str(three), "--only", "data.lesson", cwd=tmp_path)
@@ -366,7 +366,9 @@ def test_a_file_of_another_track_is_graded_against_it_or_told_to_give_track(tmp_
     pipeline = tmp_path / "pipe.py"
     pipeline.write_text(get_track("data-pipeline").reference.read_text())
     proc = kata("--lang", "es", "check", str(pipeline), cwd=tmp_path)
-    assert proc.returncode == 2 and "--track NOMBRE" in proc.stderr.splitlines()[0], proc.stderr
+    # what the file lacks first, then the --track hint (issue 34)
+    assert proc.returncode == 2 and "no sigue el protocolo" in proc.stderr.splitlines()[0], proc.stderr
+    assert "--track NOMBRE" in proc.stderr.splitlines()[-1], proc.stderr
 
 
 def test_checks_are_shared_out_by_the_tracks_measured_costs():
