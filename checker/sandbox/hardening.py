@@ -752,9 +752,9 @@ def _needless(cover: str, laid: list[str], anchors: dict[str, int]) -> bool:
 
 def _lay(covers: list[str], scratch: list[str], anchors: dict[str, int], private_dir: str | None,
          scratch_bytes: int) -> tuple[list[str], list[str]]:
-    """Covers, scratch mounts and the paths bound back, shallowest first (a cover before what is bound back at
-    the same depth, so a hidden folder inside a kept one is laid over it). Returns (covers laid, covers that
-    failed)."""
+    """Covers, scratch mounts and the paths bound back, shallowest first: a kept path is bound back over the covers
+    above it (and over a cover of its very own path), and a hidden folder inside a kept one, deeper, is laid over
+    the kept one. Returns (covers laid, covers that failed)."""
     private = os.path.realpath(private_dir) if private_dir else None
     steps = sorted([(c.count("/"), 0, c) for c in [*covers, *scratch]] + [(k.count("/"), 1, k) for k in anchors])
     laid: list[str] = []
