@@ -81,3 +81,39 @@ def test_a_notebook_starter_runs_as_jupyter_runs_it(course, tmp_path):
     # and kata grades it as it is
     checked = kata("check", str(notebook), "--only", "data.lesson", "--json", cwd=me)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_explore_and_plot_draw_a_64_feature_track_on_its_principal_plane(course, tmp_path):
+    """On the digits track (64 features, the course's file), kata run --plot saves the curves and a boundary on
+    the training set's first two principal components, titled with its settings; kata explore writes a page that
+    names that plane and carries no folder of the learner's; kata run --compare keeps the steps column."""
+    from PIL import Image
+
+    me = tmp_path / "me"
+    me.mkdir()
+    assert kata("next", "--track", "digits", cwd=me, env={"KATA_COURSE": str(course)}).returncode == 0
+    (mine,) = me.glob("*.py")
+    plot = tmp_path / "run.png"
+    ran = kata("run", mine.name, "--epochs", "2", "--plot", str(plot), cwd=me)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert Image.open(plot).size[0] > 900  # the curves and a boundary panel beside them
+    page = tmp_path / "page.html"
+    explored = kata("explore", mine.name, "-o", str(page), cwd=me)
+    assert explored.returncode == 0, explored.stdout + explored.stderr
+    text = page.read_text()
+    assert "The data has 64 features" in text and "first two principal components of the training set" in text
+    assert str(tmp_path) not in text and mine.name in text
+    compared = kata("run", mine.name, "--compare", mine.name, "--epochs", "1", cwd=me)
+    assert compared.returncode == 0, compared.stderr
+    assert "steps A" in compared.stdout and "steps B" in compared.stdout
+
+
+def test_a_saved_plot_is_titled_with_its_settings():
+    from types import SimpleNamespace
+
+    from checker.cli.run import plot_title
+
+    settings = SimpleNamespace(optimizer="adam", lr=0.01, epochs=5, batch_size=64, scheduler=None, clip=1.0, seed=3)
+    assert plot_title("digits", settings, "en") == (
+        "kata run, track digits: adam lr 0.01, 5 epochs, batch size 64, scheduler none, clip 1, seed 3")
+    assert "recorrido digits" in plot_title("digits", settings, "es")

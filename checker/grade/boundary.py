@@ -67,10 +67,53 @@ class Points:
 # ---------------------------------------------------------------------------------------------
 # in the child
 
-def bounds_around(*tensors) -> Bounds:
-    """The smallest box holding every row of the 2-feature ``tensors``, widened by ``MARGIN``."""
+@dataclass(frozen=True)
+class Projection:
+    """The plane a boundary of data with more than two features is drawn on: the first two principal components of
+    the training set (its mean, and the two unit axes), computed from kata's own data."""
+
+    mean: Any
+    """(features,) tensor."""
+    axes: Any
+    """(2, features) tensor: the first two principal directions, each signed so its largest entry is positive."""
+
+    def to_plane(self, X):
+        """Rows of ``X`` (n, features) as (n, 2) coordinates on the plane."""
+        return (X.detach().double().cpu().reshape(len(X), -1) - self.mean) @ self.axes.T
+
+    def from_plane(self, P):
+        """(n, 2) coordinates on the plane as rows of the data's space, float32."""
+        return (P.double() @ self.axes + self.mean).float()
+
+
+PROJECTED = "the first two principal components of the training set"
+"""What a projected boundary is drawn on (the page and the plot name it; ``PROJECTED_ES`` in Spanish)."""
+PROJECTED_ES = "las dos primeras componentes principales del conjunto de entrenamiento"
+
+
+def projection_of(X_train) -> Projection | None:
+    """None for 2-feature data (drawn as it is), else the plane of ``X_train``'s first two principal components."""
     import torch
 
+    X = X_train.detach().double().cpu()
+    if X.dim() != 2 or X.shape[1] <= 2 or len(X) < 2:
+        return None
+    mean = X.mean(dim=0)
+    _, _, vh = torch.linalg.svd(X - mean, full_matrices=False)
+    axes = vh[:2].clone()
+    for i in range(2):  # a fixed sign: the same data, the same picture
+        if axes[i][axes[i].abs().argmax()] < 0:
+            axes[i] = -axes[i]
+    return Projection(mean, axes)
+
+
+def bounds_around(*tensors, projection: Projection | None = None) -> Bounds:
+    """The smallest box holding every row of the 2-feature ``tensors`` (or of their ``projection``), widened by
+    ``MARGIN``."""
+    import torch
+
+    if projection is not None:
+        tensors = tuple(projection.to_plane(t) for t in tensors)
     X = torch.cat([t.detach().float().cpu().reshape(-1, 2) for t in tensors])
     lo, hi = X.min(dim=0).values.tolist(), X.max(dim=0).values.tolist()
     return Bounds(round(lo[0] - MARGIN, 4), round(hi[0] + MARGIN, 4), round(lo[1] - MARGIN, 4),
@@ -101,9 +144,10 @@ def encode_cells(probs) -> bytes:
     return bytes(cells.tolist())
 
 
-def grid_frame(model, bounds: Bounds, classes: int, n: int = GRID) -> str | None:
-    """The model's predictions over the grid, one byte a cell, base64; None when its output is not
-    (cells, ``classes``) numbers. Evaluated in eval mode without a graph; the model's mode is restored."""
+def grid_frame(model, bounds: Bounds, classes: int, n: int = GRID, projection: Projection | None = None) -> str | None:
+    """The model's predictions over the grid (of the ``projection``'s plane, its cells taken back to the data's
+    space), one byte a cell, base64; None when its output is not (cells, ``classes``) numbers. Evaluated in eval
+    mode without a graph; the model's mode is restored."""
     import torch
 
     try:
@@ -113,8 +157,11 @@ def grid_frame(model, bounds: Bounds, classes: int, n: int = GRID) -> str | None
     was_training = bool(getattr(model, "training", False))
     try:
         model.eval()
+        points = grid_points(bounds, n)
+        if projection is not None:
+            points = projection.from_plane(points)
         with torch.no_grad():
-            out = model(grid_points(bounds, n).to(device))
+            out = model(points.to(device))
     finally:
         model.train(was_training)
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != (n * n, classes):
@@ -123,12 +170,13 @@ def grid_frame(model, bounds: Bounds, classes: int, n: int = GRID) -> str | None
     return base64.b64encode(encode_cells(probs)).decode("ascii")
 
 
-def points_of(X_train, y_train, X_val, y_val) -> dict[str, Any] | None:
-    """The data as plain lists for the parent; None when it is not 2 features with integer-like labels."""
+def points_of(X_train, y_train, X_val, y_val, projection: Projection | None = None) -> dict[str, Any] | None:
+    """The data (on the ``projection``'s plane) as plain lists for the parent; None when it is not 2 features (or
+    the projection's) with integer-like labels."""
     try:
         out = {}
         for name, X, y in (("train", X_train, y_train), ("val", X_val, y_val)):
-            X = X.detach().float().cpu()
+            X = (projection.to_plane(X) if projection is not None else X).detach().float().cpu()
             if X.dim() != 2 or X.shape[1] != 2 or len(X) != len(y) or len(X) > MAX_POINTS:
                 return None
             out[f"{name}_x"] = [[round(a, 4), round(b, 4)] for a, b in X.tolist()]

@@ -36,6 +36,7 @@ from checker.grade.boundary import (
     grid_frame,
     parse_points,
     points_of,
+    projection_of,
 )
 from checker.grade.runs import LOAD_TIMEOUT, RunFailed, loaded_loop
 from checker.sandbox.events import Kind
@@ -108,7 +109,8 @@ def steps_per_epoch(setting: ExploreSetting, n_train: int) -> list[int]:
 # in the child
 
 def _data(loop, setting: ExploreSetting, track: Track, arrays=None):
-    """(X_train, y_train, X_val, y_val, bounds): the data trained on, and the grid's bounds, which always come
+    """(X_train, y_train, X_val, y_val, bounds, projection): the data trained on, and the grid's bounds (and plane,
+    for more than two features), which always come
     from kata's own data (so both loops are drawn on one grid; ``arrays``: the track's, read by the parent where
     only it may: ``DataSpec.trusted``)."""
 
@@ -116,10 +118,13 @@ def _data(loop, setting: ExploreSetting, track: Track, arrays=None):
         kata = split_of(setting.data, 0)
     else:
         kata = lesson_data(arrays) if arrays is not None else track.split(0)
-    bounds = bounds_around(kata.X_train, kata.X_val)
+    # more than two features: the boundary is drawn on the plane of the training set's first two principal
+    # components (the page names it), the grid's cells taken back to the data's space for the model
+    projection = projection_of(kata.X_train)
+    bounds = bounds_around(kata.X_train, kata.X_val, projection=projection)
     if setting.data is not None:  # copies: the split is cached for the whole child
-        return (*(t.clone() for t in kata.as_tuple()), bounds)
-    return (*loop.make_data(seed=0), bounds)
+        return (*(t.clone() for t in kata.as_tuple()), bounds, projection)
+    return (*loop.make_data(seed=0), bounds, projection)
 
 
 def explore_run(loop, setting: ExploreSetting, lr: float, track: Track, arrays=None) -> dict[str, Any]:
@@ -132,11 +137,11 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track, arrays=N
     seed = setting.seed
     seed_globals(seed)
     loop.seed_everything(seed=seed)
-    X_train, y_train, X_val, y_val, bounds = _data(loop, setting, track, arrays)
+    X_train, y_train, X_val, y_val, bounds, projection = _data(loop, setting, track, arrays)
     loader = make_track_loader(loop, track, X_train, y_train, batch_size=setting.batch_size, seed=seed)
     model = setting.model.build(seed) if setting.model is not None else loop.make_model(seed=seed)
     optimizer = loop.make_optimizer(model, name=setting.optimizer, lr=lr)
-    frames = [grid_frame(model, bounds, setting.classes)]
+    frames = [grid_frame(model, bounds, setting.classes, projection=projection)]
     most = 2 * setting.epochs + 1
     original = loop.train_epoch
 
@@ -145,7 +150,7 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track, arrays=N
             return original(*args, **kwargs)
         finally:
             if len(frames) < most:
-                frames.append(grid_frame(model, bounds, setting.classes))
+                frames.append(grid_frame(model, bounds, setting.classes, projection=projection))
 
     loop.train_epoch = train_epoch
     try:
@@ -154,10 +159,10 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track, arrays=N
         loop.train_epoch = original
     per_epoch = len(frames) > 1
     if not per_epoch:  # fit trains without train_epoch: the boundary after training only
-        frames.append(grid_frame(model, bounds, setting.classes))
+        frames.append(grid_frame(model, bounds, setting.classes, projection=projection))
     rows, warnings = clean_history(history)
     return {"lr": lr, "history": rows[:most], "warnings": warnings, "frames": frames, "per_epoch": per_epoch,
-            "points": points_of(X_train, y_train, X_val, y_val), "bounds": bounds.as_list(),
+            "points": points_of(X_train, y_train, X_val, y_val, projection=projection), "bounds": bounds.as_list(),
             "classes": setting.classes}
 
 

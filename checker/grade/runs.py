@@ -25,6 +25,7 @@ from checker.grade.boundary import (
     grid_frame,
     parse_points,
     points_of,
+    projection_of,
 )
 from checker.loopfile.loading import read_loop_file
 from checker.sandbox.events import Kind
@@ -216,7 +217,7 @@ def measure_run(loop, settings: RunSettings, lab) -> dict[str, Any]:
     counted: list[int | None] = list(steps) if len(steps) == len(history) else [None] * len(history)
     figures = {"history": history, "warnings": warnings, "steps": counted}
     if settings.boundary:
-        figures["boundary"] = _boundary_figures(driven, lab.track)
+        figures["boundary"] = _boundary_figures(driven, lab)
     return figures
 
 
@@ -238,13 +239,17 @@ class _Kept:
         return self.model
 
 
-def _boundary_figures(kept: _Kept, track) -> dict[str, Any]:
-    """The trained model over the grid of the track's own data (with a margin), and the file's data points."""
-    kata = track.split(0)
-    bounds = bounds_around(kata.X_train, kata.X_val)
-    classes = track.model.n_classes
-    frame = grid_frame(kept.model, bounds, classes) if kept.model is not None else None
-    points = points_of(*kept.data) if isinstance(kept.data, tuple | list) and len(kept.data) == 4 else None
+def _boundary_figures(kept: _Kept, lab) -> dict[str, Any]:
+    """The trained model over the grid of the track's own data (with a margin), and the file's data points; data
+    of more than two features on the plane of its first two principal components (``boundary.projection_of``). The
+    track's data is the lab's (a course's file is read by kata's own process, never here)."""
+    kata = lab.data
+    projection = projection_of(kata.X_train)
+    bounds = bounds_around(kata.X_train, kata.X_val, projection=projection)
+    classes = lab.track.model.n_classes
+    frame = grid_frame(kept.model, bounds, classes, projection=projection) if kept.model is not None else None
+    points = (points_of(*kept.data, projection=projection)
+              if isinstance(kept.data, tuple | list) and len(kept.data) == 4 else None)
     return {"frame": frame, "bounds": bounds.as_list(), "classes": classes, "points": points}
 
 

@@ -169,7 +169,8 @@ def _loop_data(explored: Explored | None, name: str, role: str, setting: Explore
             runs[key] = _run_data(explored.runs[lr])
         elif explored is not None and lr in explored.errors:
             errors[key] = _text(explored.errors[lr], lang)
-    return {"name": name, "shown": Path(name).name, "role": role, "runs": runs, "errors": errors}
+    # the file's name only: the page is shared, and never carries the learner's folders
+    return {"name": Path(name).name, "shown": Path(name).name, "role": role, "runs": runs, "errors": errors}
 
 
 def setting_text(setting: ExploreSetting, lang: str) -> str:
@@ -210,8 +211,23 @@ def _script_json(data: dict[str, Any]) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+PLANE = Message("The data has {features} features: each boundary is drawn on {plane}, the model evaluated at the "
+                "points of the data's space that plane's grid stands for.",
+                "Los datos tienen {features} características: cada frontera se dibuja sobre {plane}, evaluando el "
+                "modelo en los puntos del espacio de los datos que representa la rejilla de ese plano.")
+
+
+def plane_text(features: int, lang: str) -> str | None:
+    """What the boundaries are drawn on, for data of more than two features (``boundary.projection_of``)."""
+    from checker.grade.boundary import PROJECTED, PROJECTED_ES
+
+    if features <= 2:
+        return None
+    return PLANE.render(lang, features=features, plane=PROJECTED_ES if lang == "es" else PROJECTED)
+
+
 def render_page(mine: Explored | None, reference: Explored, setting: ExploreSetting, lang: str,
-                title: str) -> str:
+                title: str, features: int = 2) -> str:
     import jinja2
     from markupsafe import Markup
 
@@ -223,7 +239,8 @@ def render_page(mine: Explored | None, reference: Explored, setting: ExploreSett
     data = page_data(mine, reference, setting, lang)
     text = data["text"]
     return env.get_template("explore.html.j2").render(
-        lang=lang, generator=GENERATOR, title=title, t=text, setting=setting_text(setting, lang),
+        lang=lang, generator=GENERATOR, title=title, t=text,
+        setting=" ".join(filter(None, [setting_text(setting, lang), plane_text(features, lang)])),
         loops=data["loops"], data=Markup(_script_json(data)), script=Markup(script))
 
 
@@ -246,7 +263,9 @@ def explore(mine: tuple[str, str] | None, reference: tuple[str, str], track: Tra
             raise UsageProblem(exc.message) from None
         raise Failure(exc.message) from None
     name = mine[1] if mine is not None else reference[1]
-    page = render_page(mine_runs, ref_runs, setting, lang, title=f"kata explore · {Path(name).name}")
+    features = setting.model.widths[0] if setting.model is not None else track.model.widths[0]
+    page = render_page(mine_runs, ref_runs, setting, lang, title=f"kata explore · {Path(name).name}",
+                       features=features)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(out)

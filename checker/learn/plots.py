@@ -54,10 +54,13 @@ def _draw_boundary(ax, name: str, boundary) -> None:
     ax.set_yticks([])
 
 
-def save_loss_plot(runs: Sequence[tuple[str, list[dict]]], path: str, boundaries: Sequence | None = None) -> None:
+def save_loss_plot(runs: Sequence[tuple[str, list[dict]]], path: str, boundaries: Sequence | None = None, *,
+                   title: str | None = None, plane: str | None = None) -> None:
     """The loss curves of every run; with ``boundaries`` (one ``checker.grade.runs.Boundary`` or None per run),
     a panel per run beside them with its decision boundary over the training (dots) and validation (rings)
-    points."""
+    points. ``title``: the settings that made the runs, above everything; ``plane``: what the boundary panels are
+    drawn on when the data has more than two features (e.g. its first two principal components), said under
+    each."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -70,6 +73,8 @@ def save_loss_plot(runs: Sequence[tuple[str, list[dict]]], path: str, boundaries
         ax = axes[0]
         for panel, (name, boundary) in zip(axes[1:], shown, strict=True):
             _draw_boundary(panel, name, boundary)
+            if plane:
+                panel.set_xlabel(f"on {plane}" if len(plane) < 60 else plane, fontsize=7)
     else:
         fig, ax = plt.subplots(figsize=(7, 4))
     for name, history in runs:
@@ -81,6 +86,8 @@ def save_loss_plot(runs: Sequence[tuple[str, list[dict]]], path: str, boundaries
     ax.set_ylabel("loss")
     ax.legend()
     ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

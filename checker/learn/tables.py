@@ -69,10 +69,15 @@ def print_compare(results: list[RunResult], lang: str = "en") -> None:
     for key in COLUMNS[1:]:
         for tag in ("A", "B"):
             table.add_column(f"{heading[key]} {tag}", justify="right")
-    for ra, rb in zip(a.history, b.history, strict=False):
+    for tag in ("A", "B"):  # the optimizer steps of each epoch, as `kata run` shows them for one file
+        table.add_column(f"{heading['steps']} {tag}", justify="right")
+    steps_a = a.steps or [None] * len(a.history)
+    steps_b = b.steps or [None] * len(b.history)
+    for i, (ra, rb) in enumerate(zip(a.history, b.history, strict=False)):
         cells = [str(ra.get("epoch"))]
         for key in COLUMNS[1:]:
             cells += [_cell(ra, key), _cell(rb, key)]
+        cells += [_steps(steps_a[i] if i < len(steps_a) else None), _steps(steps_b[i] if i < len(steps_b) else None)]
         table.add_row(*cells)
     out.print(f"A = {escape(a.name)}\nB = {escape(b.name)}")
     out.print(table)
