@@ -841,7 +841,9 @@ def load_state(model: nn.Module, state: Any) -> None:
 
 
 def _same(got: torch.Tensor, want: torch.Tensor) -> bool:
-    return got.shape == want.shape and bool(torch.equal(got.to(torch.float32), want.to(torch.float32)))
+    """Equal as float32, NaN where NaN (weights a NaN gradient wrecked are still those weights)."""
+    return got.shape == want.shape and bool(torch.allclose(got.to(torch.float32), want.to(torch.float32), rtol=0,
+                                                           atol=0, equal_nan=True))
 
 
 def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cpu", epochs: int = 0,
@@ -924,7 +926,8 @@ def _replay_step(tape: Tape, mark: dict, params: list[torch.Tensor], expected: t
                            for g, p in zip(grads, params, strict=True)]) * float(lrs[0])
         predicted = before - moved
         room = 4 * EPS32 * torch.maximum(torch.maximum(before.abs(), after.abs()), moved.abs()) + 1e-30
-        if not bool(((after - predicted).abs() <= room).all()):
+        wrecked = ~torch.isfinite(predicted) & ~torch.isfinite(after)  # a NaN or infinite gradient: so are the weights
+        if not bool(((after - predicted).abs() <= room).logical_or(wrecked).all()):
             raise Unconfirmed(f"an optimizer step (epoch {tape.epoch}) moved the weights by other than lr times "
                               "the gradients it reports")
     tape.add("step", grads=grads, lrs=mark["lrs"])
