@@ -93,3 +93,18 @@ def test_a_file_missing_evaluate_hears_that_first(runner, tmp_path: Path, monkey
     lines = result.output.splitlines()
     assert "does not follow loop protocol" in lines[0] and "missing function evaluate" in lines[1], lines
     assert lines[-1].startswith("graded against track moons"), lines
+
+
+def test_always_the_last_states_the_tie_rule_its_check_applies() -> None:
+    """best.history fails a `<=` tie-break with "the first one counts": the story says so first, in both
+    languages."""
+    import tomllib
+
+    from checker.checks.best import BEST_TIE
+
+    kata = tomllib.loads((Path(__file__).parent.parent / "katas" / "three-classes" / "050-always-the-last.toml")
+                         .read_text(encoding="utf-8"))
+    assert "first one counts" in BEST_TIE.en and "primera" in BEST_TIE.es
+    story_en, story_es = (" ".join(kata["story"][lang].split()) for lang in ("en", "es"))
+    assert "where two epochs tie for the lowest validation loss, the first of them counts" in story_en
+    assert "si dos épocas empatan con la menor pérdida de validación, cuenta la primera" in story_es
