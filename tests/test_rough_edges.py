@@ -108,3 +108,25 @@ def test_always_the_last_states_the_tie_rule_its_check_applies() -> None:
     story_en, story_es = (" ".join(kata["story"][lang].split()) for lang in ("en", "es"))
     assert "where two epochs tie for the lowest validation loss, the first of them counts" in story_en
     assert "si dos épocas empatan con la menor pérdida de validación, cuenta la primera" in story_es
+
+
+def test_readme_names_exactly_the_learner_commands_that_take_track() -> None:
+    """README's commands table says which commands take --track: each named one does, each said not to does not."""
+    import re
+
+    import click
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `kata tracks` |"))
+    taking, _, rest = row.partition(" take `--track NAME`")
+    named = set(re.findall(r"`(\w+)`", taking.rsplit(";", 1)[-1]))
+    not_taking = set(re.findall(r"`(\w+)`", rest.split(" act on ")[0]))
+    assert named and not_taking and not named & not_taking
+
+    def takes_track(name: str) -> bool:
+        command = main.commands[name]
+        ctx = click.Context(command, info_name=name, **main.context_settings)
+        return any("--track" in p.opts for p in command.get_params(ctx) if isinstance(p, click.Option))
+
+    assert {n for n in named if not takes_track(n)} == set()
+    assert {n for n in not_taking if takes_track(n)} == set()
