@@ -774,6 +774,28 @@ def test_solution_points_to_the_guide(runner, workdir: Path, catalogue: Path) ->
     assert "`kata read step` — Un paso de entrenamiento" in result.output
 
 
+def test_solutions_diff_is_at_the_starters_own_line_numbers(runner, workdir: Path, monkeypatch) -> None:
+    """`kata solution`'s diff: the learner's starter as written (no comments), against the reference laid out the
+    same way; its hunks name the starter's own lines (issue 34: they were the commented reference's, ~30 off)."""
+    import re
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    kata(runner, "next")
+    starter = (workdir / "fresh-grads.py").read_text().splitlines()
+    shutil.copy(REFERENCE, workdir / "fresh-grads.py")
+    assert kata(runner, "check").exit_code == 0
+    result = kata(runner, "solution")
+    diff = result.output.split("--- starter/fresh-grads.py", 1)[1].split("\n\n", 1)[0].splitlines()
+    hunks = [i for i, line in enumerate(diff) if line.startswith("@@")]
+    assert hunks, result.output
+    for at in hunks:
+        first = int(re.match(r"@@ -(\d+)", diff[at]).group(1))
+        old = [line[1:] for line in diff[at + 1:] if line[:1] in (" ", "-")]
+        old = old[: next((i for i, line in enumerate(old) if line.startswith("@@")), len(old))]
+        assert starter[first - 1: first - 1 + len(old)] == old, (diff[at], old)
+    assert "#" not in "".join(line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---")))
+
+
 def test_what_you_changed_is_one_rich_diff(runner, workdir: Path) -> None:
     kata(runner, "next")
     path = workdir / "fresh-grads.py"

@@ -290,8 +290,12 @@ def starter_source(kata: Kata) -> str:
     line they would give the fault away, so the starter carries a short kata header instead.
     The commented reference is what the learner reads after solving (`kata solution`).
     """
-    header = STARTER_HEADER.format(number=kata.number, slug=kata.slug, filename=kata.filename)
-    return learner_copy(mutant_text(kata), header)
+    return learner_copy(mutant_text(kata), starter_header(kata))
+
+
+def starter_header(kata: Kata) -> str:
+    """The docstring a starter carries in place of the reference's."""
+    return STARTER_HEADER.format(number=kata.number, slug=kata.slug, filename=kata.filename)
 
 
 def learner_copy(source: str, header: str) -> str:

@@ -241,19 +241,24 @@ def show_solution(session: Session, kata: Kata) -> None:
                     [f"{key}: {json.dumps(value)} — {seen.render(session.lang)}"
                      for key, (value, seen) in measured.items()])
     else:
-        # the commented mutant, so the diff is the fix alone (the starter has no comments)
-        starter = mutant_of(session, kata)
+        from checker.catalogue.katas import learner_copy, starter_header
+
         track = kata.setting
         reference = reference_source(track)
+        # the starter as the learner got it, against the reference laid out the same way (no comments, the
+        # starter's header): the diff is the fix alone, at the starter's line numbers
+        starter = starter_text(session, kata, f"{kata.slug}.py")
+        fixed = learner_copy(reference, starter_header(kata))
         session.tell(con, M.SOLUTION_DIFF)
-        print_diff(unified(starter, reference, f"starter/{kata.slug}.py", track.reference_path), con, limit=200,
+        print_diff(unified(starter, fixed, f"starter/{kata.slug}.py", f"fixed/{kata.slug}.py"), con, limit=200,
                    lang=session.lang)
         con.print("")
         lines = reference.splitlines()
-        funcs = changed_functions(starter, reference)
+        mutant = mutant_of(session, kata)  # the commented mutant: where the fix sits in the commented reference
+        funcs = changed_functions(mutant, reference)
         if funcs:
             session.tell(con, M.SOLUTION_FUNCS, path=shown_path(track.reference))
-            marked = changed_lines(starter, reference)
+            marked = changed_lines(mutant, reference)
             for _, first, last in funcs:
                 code = "\n".join(lines[first - 1:last])
                 con.print(Syntax(code, "python", line_numbers=True, start_line=first, highlight_lines=marked,
