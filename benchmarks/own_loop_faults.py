@@ -117,10 +117,12 @@ def main() -> int:
     parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "kata-own-loop-faults"))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--example", action="append", help="only this example (repeatable; default: all)")
     args = parser.parse_args()
     out = Path(args.out)
     rows, clean = [], []
-    for example in sorted(p.parent for p in (ROOT / "examples").glob("*/faults.toml")):
+    examples = sorted(p.parent for p in (ROOT / "examples").glob("*/faults.toml"))
+    for example in [e for e in examples if not args.example or e.name in args.example]:
         module = _toml(example / "faults.toml")["module"]
         for run in range(args.runs):
             report, _ = check_copy(example, module)
@@ -137,9 +139,11 @@ def main() -> int:
             (folder / module).write_text(source)
             report, seconds = check_copy(folder, module)
             rows.append({**row, "applies": True, "seconds": round(seconds, 2), **verdict(report, killed_by, module)})
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     result = {"faults": rows, "clean": clean}
-    (out / "kata.json").parent.mkdir(parents=True, exist_ok=True)
-    (out / "kata.json").write_text(json.dumps(result, indent=1))
+    name = "kata.json" if not args.example else f"kata-{'-'.join(args.example)}.json"
+    (out / name).parent.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(json.dumps(result, indent=1))
     if args.json:
         print(json.dumps(result, indent=1))
     else:

@@ -9,8 +9,8 @@ Run it with the interpreter of a throwaway virtual environment holding the peers
 DIR is where own_loop_faults.py wrote the mutated copies (default: $TMPDIR/kata-own-loop-faults). Each copy,
 and each unmodified example, is tried with:
 - torchtest 0.5, as its README shows: ``test_suite(model, loss_fn, optimizer, batch, test_vars_change=True,
-  test_nan_vals=True, test_inf_vals=True)`` on one batch of the example's own loader (a model taking several
-  inputs is wrapped so that it takes them as one tuple): its own training step, never the project's;
+  test_nan_vals=True, test_inf_vals=True)`` on one batch of the example's own loader (the text model, taking
+  tokens and offsets, is wrapped to take one padded tensor): its own training step, never the project's;
 - torcheck 1.0.1, as its README shows: ``register(optimizer)``, ``add_module_changing_check``,
   ``add_module_nan_check``, ``add_module_inf_check`` on the model, then the project's own training function for
   2 epochs (its evaluation after each).
@@ -70,8 +70,9 @@ def loss_of(spec: dict):
     return spec.get("loss_fn") or F.nll_loss  # the MNIST example computes F.nll_loss inside train()
 
 
-class Tupled:
-    """A model taking several inputs, called with them as one tuple (torchtest passes one input)."""
+class Padded:
+    """The text model (``model(text, offsets)``) taking one padded (batch, length) tensor, -1 for padding:
+    torchtest moves one input tensor with ``.to(device)`` and calls ``model(inputs)``."""
 
     def __new__(cls, model):
         import torch
@@ -81,10 +82,20 @@ class Tupled:
                 super().__init__()
                 self.inner = model
 
-            def forward(self, inputs):
-                return self.inner(*inputs) if isinstance(inputs, tuple | list) else self.inner(inputs)
+            def forward(self, padded):
+                keep = padded >= 0
+                offsets = torch.cat([torch.zeros(1, dtype=torch.int64), keep.sum(1).cumsum(0)[:-1]])
+                return self.inner(padded[keep], offsets)
 
         return _Wrap()
+
+
+def pad(text, offsets):
+    import torch
+
+    ends = list(offsets[1:].tolist()) + [len(text)]
+    bags = [text[a:b] for a, b in zip(offsets.tolist(), ends, strict=True)]
+    return torch.nn.utils.rnn.pad_sequence(bags, batch_first=True, padding_value=-1)
 
 
 def torchtest_on(spec: dict) -> str:
@@ -95,7 +106,7 @@ def torchtest_on(spec: dict) -> str:
     batch = next(iter(loader))
     if len(batch) == 3:  # the text example: (label, text, offsets)
         label, text, offsets = batch
-        batch, model = [(text, offsets), label], Tupled(model)
+        batch, model = [pad(text, offsets), label], Padded(model)
         optimizer = type(optimizer)(model.parameters(), **{k: v for k, v in optimizer.defaults.items()
                                                              if k in ("lr", "momentum")})
     try:
@@ -155,10 +166,12 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--faults", default=str(Path(tempfile.gettempdir()) / "kata-own-loop-faults"))
+    parser.add_argument("--example", action="append", help="only this example (repeatable; default: all)")
     args = parser.parse_args()
     faults = Path(args.faults)
     rows = []
-    for example in sorted(p.parent for p in (ROOT / "examples").glob("*/faults.toml")):
+    examples = sorted(p.parent for p in (ROOT / "examples").glob("*/faults.toml"))
+    for example in [e for e in examples if not args.example or e.name in args.example]:
         module = tomllib.loads((example / "faults.toml").read_text())["module"]
         folders = [("(unmodified)", example)] + sorted(
             (p.name, p) for p in (faults / example.name).glob("*") if p.is_dir())

@@ -1,7 +1,8 @@
 from argparse import Namespace
 
 import torch.optim as optim
-from mnist import Net, SyntheticDigits, test, train
+from mnist import Net, SyntheticDigits, train
+from mnist import test as evaluate  # a function named test would be collected by pytest
 
 
 def kata_pieces():
@@ -12,7 +13,7 @@ def kata_pieces():
         eval_data=SyntheticDigits(200, seed=1),
         optimizer=lambda model: optim.Adadelta(model.parameters(), lr=1.0),
         train=train,
-        evaluate=test,
+        evaluate=evaluate,
         bind={"args": Namespace(log_interval=10, dry_run=False)},
     )
 
