@@ -525,14 +525,8 @@ class _Grader:
     # -- the rerun policy
 
     def on_outcome(self, outcome: Outcome) -> None:
-        if outcome.job.tag[0] == "confirm":
-            self._confirm_outcome(outcome)
-            return
-        if outcome.job.tag[0] == "reference":
-            batch: _ReferenceBatch = outcome.job.tag[1]
-            why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
-            for run in batch.runs:
-                self._reference_done(run, why, batch)
+        if outcome.job.tag[0] in ("confirm", "reference"):
+            (self._confirm_outcome if outcome.job.tag[0] == "confirm" else self._reference_outcome)(outcome)
             return
         st, group = outcome.job.tag
         st.running -= 1
@@ -542,6 +536,16 @@ class _Grader:
         if st.report.error is None and missing:
             self._after_failure(st, outcome, missing)
         self._confirm_next(st)
+        self._finish_when_ready(st)
+
+    def _reference_outcome(self, outcome: Outcome) -> None:
+        batch: _ReferenceBatch = outcome.job.tag[1]
+        why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
+        for run in batch.runs:
+            self._reference_done(run, why, batch)
+
+    def _finish_when_ready(self, st: _State) -> None:
+        """The report, once no child of ``st`` runs and the reference's answers it waits for are in."""
         if st.running == 0 and (st.reference is None or st.reference.done) and not st.finished:
             self._finish(st)
 
@@ -557,11 +561,14 @@ class _Grader:
         _, st, ids = outcome.job.tag
         st.running -= 1
         why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
+        self._not_confirmed(st, ids, why)
+        self._finish_when_ready(st)
+
+    def _not_confirmed(self, st: _State, ids, why: str) -> None:
+        """Confirmed checks among ``ids`` that no trusted process answered: an error, never a pass."""
         for cid in ids:
             if cid not in st.results:
                 self._emit(st, st.result(cid, ERROR, NOT_CONFIRMED.render(self.lang, why=why)))
-        if st.running == 0 and (st.reference is None or st.reference.done) and not st.finished:
-            self._finish(st)
 
     def _after_failure(self, st: _State, outcome: Outcome, missing: list[str]) -> None:
         step = outcome.timed_out_step or outcome.current_step
@@ -603,9 +610,7 @@ class _Grader:
         st.finished = True
         if st.report.error is None:
             ref = st.reference
-            for cid in st.confirming:
-                if cid not in st.results:  # no trusted process recomputed them: never a pass
-                    self._emit(st, st.result(cid, ERROR, NOT_CONFIRMED.render(self.lang, why="not run")))
+            self._not_confirmed(st, list(st.confirming), "not run")
             for cid, (measured, seconds) in st.differential.items():
                 if ref is not None and cid in ref.answers:
                     self._emit(st, self._judged(st, cid, measured, seconds, ref.answers[cid]))
