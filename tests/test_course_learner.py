@@ -111,7 +111,7 @@ def test_explore_and_plot_draw_a_64_feature_track_on_its_principal_plane(course,
 def test_a_saved_plot_is_titled_with_its_settings():
     from types import SimpleNamespace
 
-    from checker.cli.run import plot_title
+    from checker.learn.plots import plot_title
 
     settings = SimpleNamespace(optimizer="adam", lr=0.01, epochs=5, batch_size=64, scheduler=None, clip=1.0, seed=3)
     assert plot_title("digits", settings, "en") == (

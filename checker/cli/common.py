@@ -72,11 +72,27 @@ def session_options(fn):
         stored_lang_option(fn))
 
 
-def track_option(fn):
-    """``--track NAME``: which track's setting, reference and catalogue a command uses (see `kata tracks`)."""
-    return click.option("--track", "track", default=None, metavar="NAME",
-                        help="The track (setting, reference, katas) to use: see `kata tracks` (default: the one "
-                        "the file's folder belongs to, else moons).")(fn)
+def track_option(fn=None, *, onto_group: bool = False):
+    """``--track NAME``: which track's setting, reference and catalogue a command uses (see `kata tracks`).
+
+    ``onto_group``: a subcommand's ``--track`` that acts as if given to its group (`kata mutants list --track NAME`):
+    the group's ``ctx.obj`` gets the track and, unless --mutants-dir was given, the track's mutants folder."""
+    if fn is None:
+        return lambda f: track_option(f, onto_group=onto_group)
+    text = ("The track (setting, reference, katas) to use: see `kata tracks` (default: the one the file's folder "
+            "belongs to, else moons).")
+    if not onto_group:
+        return click.option("--track", "track", default=None, metavar="NAME", help=text)(fn)
+
+    def onto(ctx: click.Context, _param: click.Parameter, track: str | None) -> None:
+        if track:
+            from checker.setting.tracks import track_named
+
+            ctx.obj["track"] = chosen = track_named(track)
+            if ctx.parent is None or ctx.parent.params.get("mutants_dir") is None:
+                ctx.obj["mutants_dir"] = str(chosen.mutants_dir)
+
+    return click.option("--track", default=None, metavar="NAME", expose_value=False, callback=onto, help=text)(fn)
 
 
 def _secret(_ctx: click.Context, _param: click.Parameter, value: str | None) -> bytes | None:

@@ -48,25 +48,9 @@ def mutants_group(ctx: click.Context, mutants_dir: str | None, track: str | None
     ctx.obj["mutants_dir"] = mutants_dir or (str(chosen.mutants_dir) if track else None)
 
 
-def _track_after(fn):
-    """``--track`` after the subcommand (`kata mutants list --track NAME`), as if given to the group."""
-
-    def chosen(ctx: click.Context, _param: click.Parameter, track: str | None) -> None:
-        if track:
-            from checker.setting.tracks import track_named
-
-            ctx.obj["track"] = picked = track_named(track)
-            if ctx.parent.params.get("mutants_dir") is None:
-                ctx.obj["mutants_dir"] = str(picked.mutants_dir)
-
-    return click.option("--track", default=None, metavar="NAME", expose_value=False, callback=chosen,
-                        help="The track (setting, reference, katas) to use: see `kata tracks` (default: the one "
-                        "the file's folder belongs to, else moons).")(fn)
-
-
 @mutants_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
-@_track_after
+@track_option(onto_group=True)
 @stored_lang_option
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
@@ -78,7 +62,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @mutants_group.command("show")
 @click.argument("mutant_id", metavar="ID")
-@_track_after
+@track_option(onto_group=True)
 @stored_lang_option
 @click.pass_context
 def show_cmd(ctx: click.Context, mutant_id: str) -> None:
@@ -95,7 +79,7 @@ def show_cmd(ctx: click.Context, mutant_id: str) -> None:
 @click.option("--toml", "as_toml", is_flag=True,
               help="Write the mutant's own file (ID.toml) instead: a catalogue mutant to copy into a course's "
                    "mutants folder and adapt.")
-@_track_after
+@track_option(onto_group=True)
 @stored_lang_option
 @click.pass_context
 def export_cmd(ctx: click.Context, mutant_id: str, dest: str, force: bool, as_toml: bool) -> None:

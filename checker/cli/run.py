@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from checker.base.i18n import Message
 from checker.cli.common import (
     Options,
     UsageProblem,
@@ -21,22 +20,6 @@ from checker.learn.progress import track_for_file
 
 LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutions/loop.py) instead of a file of "
                "yours.")
-
-
-PLOT_TITLE = Message(
-    en="kata run, track {track}: {optimizer} lr {lr:g}, {epochs} epochs, batch size {batch}, scheduler {scheduler}"
-       "{clip}, seed {seed}",
-    es="kata run, recorrido {track}: {optimizer} lr {lr:g}, {epochs} épocas, lote de {batch}, planificador "
-       "{scheduler}{clip}, semilla {seed}",
-)
-
-
-def plot_title(track: str, settings, lang: str) -> str:
-    """The settings that made a plot, as its title (a saved PNG says how to make it again)."""
-    clip = f", clip {settings.clip:g}" if getattr(settings, "clip", None) else ""
-    return PLOT_TITLE.render(lang, track=track, optimizer=settings.optimizer, lr=settings.lr, epochs=settings.epochs,
-                             batch=settings.batch_size, clip=clip, seed=settings.seed,
-                             scheduler=settings.scheduler or ("ninguno" if lang == "es" else "none"))
 
 
 @click.command("run")
@@ -89,7 +72,7 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     results = figures_or_usage_error(lambda: run_files(sources, settings, lab), current_lang(None))
     if plot:
         from checker.grade.boundary import PROJECTED, PROJECTED_ES
-        from checker.learn.plots import save_loss_plot
+        from checker.learn.plots import plot_title, save_loss_plot
 
         lang = current_lang(None)
         projected = chosen.model.widths[0] > 2  # the boundary of more features, on their principal plane

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from checker.base.i18n import Message
+
 PALETTE = ((0.184, 0.427, 0.710), (0.878, 0.482, 0.102), (0.227, 0.608, 0.282), (0.659, 0.275, 0.627),
            (0.769, 0.227, 0.227), (0.353, 0.353, 0.353))
 """Class colours, the same as the page `kata explore` writes."""
@@ -91,3 +93,19 @@ def save_loss_plot(runs: Sequence[tuple[str, list[dict]]], path: str, boundaries
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+PLOT_TITLE = Message(
+    en="kata run, track {track}: {optimizer} lr {lr:g}, {epochs} epochs, batch size {batch}, scheduler {scheduler}"
+       "{clip}, seed {seed}",
+    es="kata run, recorrido {track}: {optimizer} lr {lr:g}, {epochs} épocas, lote de {batch}, planificador "
+       "{scheduler}{clip}, semilla {seed}",
+)
+
+
+def plot_title(track: str, settings, lang: str) -> str:
+    """The settings that made a plot, as its title (a saved PNG says how to make it again)."""
+    clip = f", clip {settings.clip:g}" if getattr(settings, "clip", None) else ""
+    return PLOT_TITLE.render(lang, track=track, optimizer=settings.optimizer, lr=settings.lr, epochs=settings.epochs,
+                             batch=settings.batch_size, clip=clip, seed=settings.seed,
+                             scheduler=settings.scheduler or ("ninguno" if lang == "es" else "none"))
