@@ -774,6 +774,24 @@ def test_solution_points_to_the_guide(runner, workdir: Path, catalogue: Path) ->
     assert "`kata read step` — Un paso de entrenamiento" in result.output
 
 
+def test_the_curve_under_a_check_is_the_storys_run(runner, workdir: Path, catalogue: Path, monkeypatch) -> None:
+    """The loss sparkline under `kata check` runs the file as the kata's story does ([try] args: here lr 1.0 for
+    12 epochs with StepLR), not the lesson's default run (issue 34)."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    toml = catalogue / "010-fresh-grads.toml"
+    toml.write_text(toml.read_text().replace('args = ["--optimizer", "sgd", "--lr", "0.1", "--epochs", "10"]',
+                                             'args = ["--lr", "1.0", "--epochs", "12", "--scheduler", "step"]'))
+    kata(runner, "next")
+    shutil.copy(REFERENCE, workdir / "fresh-grads.py")
+    result = kata(runner, "check")
+    assert result.exit_code == 0, result.output
+    curve = next(line for line in result.output.splitlines() if line.startswith("training loss"))
+    assert "(--lr 1.0 --epochs 12 --scheduler step)" in curve, curve
+    assert len(curve.split(":  ")[1].split("  (")[0]) == 12  # one bar per epoch of the story's run
+    spanish = kata(runner, "check", "--lang", "es")
+    assert "pérdida de entrenamiento, tu archivo ejecutado como en la historia (--lr 1.0" in spanish.output
+
+
 def test_solutions_diff_is_at_the_starters_own_line_numbers(runner, workdir: Path, monkeypatch) -> None:
     """`kata solution`'s diff: the learner's starter as written (no comments), against the reference laid out the
     same way; its hunks name the starter's own lines (issue 34: they were the commented reference's, ~30 off)."""

@@ -15,6 +15,7 @@ from checker.cli.common import (
     track_option,
     use_course,
 )
+from checker.cli.run import run_settings_of
 from checker.grade.checking import FORMATS, emit_report
 from checker.grade.request import CheckRequest
 
@@ -47,12 +48,12 @@ def check_cmd(path, as_json, fmt, only, device, verbose, timeout, secret, track,
     if path is None:  # the current kata (`kata next`), graded and recorded in the working folder
         from checker.learn.learning import check_current
 
-        raise SystemExit(check_current(request, current_workdir(None)))
+        raise SystemExit(check_current(request, current_workdir(None), run_settings_of))
     from checker.learn.learning import check_current, kata_folder_of
 
     folder = kata_folder_of(path, current_workdir(None), request.lang)
     if folder is not None:  # the current kata's own file, named by its path: checked and recorded alike
-        raise SystemExit(check_current(replace(request, path=None), folder))
+        raise SystemExit(check_current(replace(request, path=None), folder, run_settings_of))
     from checker.learn.check import check
     from checker.setting.course import weighing_course
 

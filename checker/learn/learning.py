@@ -77,11 +77,41 @@ def loss_curve(report, lang: str, track=None) -> str | None:
                           first=shown(losses[0]), last=shown(losses[-1]))
 
 
+def story_curve(session: Session, kata: Kata, path: Path, settings_of) -> str | None:
+    """The loss curve of the learner's file run with the kata's own `kata run` flags (its [try] args: the setting
+    its story is about, e.g. lr 1.0 for 30 epochs with StepLR); None without such flags or when the run fails.
+    ``settings_of``: the command line's reading of those flags (RunSettings), passed down."""
+    import math
+
+    from checker.base.term import sparkline
+    from checker.grade.runs import RunFailed, measure
+    from checker.setting.lab import prepared_lab
+
+    if settings_of is None or not kata.try_args or kata.practice is not None:
+        return None
+    try:
+        settings = settings_of(list(kata.try_args))
+        run = measure([(path.read_text(encoding="utf-8"), str(path))], [settings],
+                      prepared_lab("cpu", kata.setting))[0]
+    except (RunFailed, UsageProblem, OSError, UnicodeDecodeError):
+        return None
+    losses = [row.get("train_loss") for row in run.get("history") or [] if isinstance(row, dict)]
+    if not losses or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in losses):
+        return None
+
+    def shown(x: float) -> str:
+        return f"{x:.3f}" if math.isfinite(x) else str(x)
+
+    return session.say(M.CURVE_STORY, flags=" ".join(kata.try_args), line=sparkline(losses), first=shown(losses[0]),
+                       last=shown(losses[-1]))
+
+
 # ---------------------------------------------------------------------------------------------
 # kata check without PATH
 
-def check_current(request: CheckRequest, workdir: str | None) -> int:
-    """`kata check` without PATH: grade the current kata's file against its track, record a pass; the exit code."""
+def check_current(request: CheckRequest, workdir: str | None, settings_of=None) -> int:
+    """`kata check` without PATH: grade the current kata's file against its track, record a pass; the exit code.
+    ``settings_of``: reads a kata's `kata run` flags (its loss curve is then its story's run: ``story_curve``)."""
     from checker.grade.checking import emit_report
     from checker.learn.check import check, current_kata
 
@@ -100,7 +130,7 @@ def check_current(request: CheckRequest, workdir: str | None) -> int:
     newly = outcome.record(session)
     if con is None:
         return report.exit_code
-    curve = loss_curve(report, session.lang, kata.setting)
+    curve = story_curve(session, kata, path, settings_of) or loss_curve(report, session.lang, kata.setting)
     if curve:
         con.print(f"[dim]{escape(curve)}[/]")
     con.print("")

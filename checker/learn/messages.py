@@ -166,6 +166,10 @@ CURVE = Message(
     en="training loss, {epochs} epochs of SGD at lr={lr}:  {line}  ({first} → {last})",
     es="pérdida de entrenamiento, {epochs} épocas de SGD con lr={lr}:  {line}  ({first} → {last})",
 )
+CURVE_STORY = Message(
+    en="training loss, your file run as the story runs it ({flags}):  {line}  ({first} → {last})",
+    es="pérdida de entrenamiento, tu archivo ejecutado como en la historia ({flags}):  {line}  ({first} → {last})",
+)
 
 WATCH_MOVED = Message(
     en="On to the next kata: {path} is written and watched now (`kata watch --stay` stays on a solved kata).",
