@@ -593,6 +593,7 @@ def test_watch_moves_on_to_the_next_kata_after_a_pass(tmp_path: Path, catalogue:
     assert done.returncode == 0, done.stdout + done.stderr
     progress = progress_of(folder)
     assert progress["katas"]["fresh-grads"]["solved"] and "Solved!" in done.stdout
+    assert "your file run as the story runs it (--optimizer sgd --lr 0.1 --epochs 10)" in done.stdout  # its curve
     if stay:
         assert progress["current"] == "fresh-grads" and not (folder / "train-mode.py").exists()
         assert "kata next" in done.stdout

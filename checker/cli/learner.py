@@ -20,6 +20,7 @@ from checker.cli.common import (
     session_options,
     track_option,
 )
+from checker.cli.run import run_settings_of
 from checker.learn import messages as M
 
 
@@ -163,7 +164,7 @@ def watch_cmd(options: Options, path, device, only, timeout, verbose, stay, max_
     else:
         target = Path(path)
         kata = file_is_kata(session, target)  # watching the current kata's file records a pass
-    watch(session, target, kata, request, max_checks=max_checks, stay=stay)
+    watch(session, target, kata, request, max_checks=max_checks, stay=stay, settings_of=run_settings_of)
 
 
 @click.command("read", short_help="Read the guide: what the katas teach, section by section.")

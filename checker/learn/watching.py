@@ -23,7 +23,7 @@ from checker.grade.formats import render_text
 from checker.grade.request import CheckRequest
 from checker.learn import messages as M
 from checker.learn.check import KATA_TRACK, check, track_of
-from checker.learn.learning import loss_curve, not_yet, out, present, tell_data, what_next
+from checker.learn.learning import loss_curve, not_yet, out, present, story_curve, tell_data, what_next
 from checker.learn.session import Session, choose_next, open_kata, place_data, shown_path
 from checker.setting.lab import prepared_lab
 
@@ -87,8 +87,10 @@ def status_line(report, seconds: float, lang: str) -> tuple[str, str]:
 class Watch:
     """One `kata watch`: the file watched, the kata it belongs to (if any), how to re-check it."""
 
-    def __init__(self, session: Session, target: Path, kata: Kata | None, request: CheckRequest, stay: bool):
+    def __init__(self, session: Session, target: Path, kata: Kata | None, request: CheckRequest, stay: bool,
+                 settings_of=None):
         self.session, self.target, self.kata, self.stay, self.request = session, target, kata, stay, request
+        self.settings_of = settings_of  # reads a kata's `kata run` flags: its curve is its story's run
         self.out = out()
         self.labs: dict[tuple[str, str], object] = {}
         if kata is None or kata.practice is None:
@@ -171,7 +173,8 @@ class Watch:
             if outcome.note:  # graded against the track the file follows: said first
                 out.print(escape(outcome.note))
             render_text(report, out, session.lang, verbose=self.request.verbose)
-            curve = loss_curve(report, session.lang, outcome.track)
+            curve = ((story_curve(session, self.kata, self.target, self.settings_of) if self.kata else None)
+                     or loss_curve(report, session.lang, outcome.track))
             if curve:
                 out.print(f"[dim]{escape(curve)}[/]")
             if outcome.hint:
@@ -212,7 +215,7 @@ class Watch:
 
 
 def watch(session: Session, target: Path, kata: Kata | None, request: CheckRequest, *, max_checks: int | None,
-          stay: bool) -> None:
+          stay: bool, settings_of=None) -> None:
     """Check ``target`` now, then again on every save, until Ctrl-C (or ``max_checks`` re-checks).
 
     ``request``: how each save is checked (device, --only, --timeout, --secret, --track; its path is the
@@ -223,7 +226,7 @@ def watch(session: Session, target: Path, kata: Kata | None, request: CheckReque
         raise UsageProblem(session.say(M.PRACTICE_ANYFILE, path=shown_path(target)))
     if kata is not None and request.track and request.track != kata.track:
         raise UsageProblem(KATA_TRACK.render(session.lang, track=request.track, kata=kata.slug, own=kata.track))
-    w = Watch(session, target, kata, request, stay)
+    w = Watch(session, target, kata, request, stay, settings_of)
     try:
         w.recheck()
         if max_checks == 0:
