@@ -19,6 +19,9 @@ from checker.setting.instruments import plain_number
 GRAD_TOL = 1e-4
 """Relative distance between the gradient step() used and the batch's own one that is round-off only."""
 
+OVERFIT_RATIO = 0.1
+"""steps.overfit: the loss on a few examples must fall under this fraction of where it started."""
+
 
 def _name(fn: Callable | None, default: str) -> str:
     name = getattr(fn, "__name__", default)
@@ -191,8 +194,6 @@ NOT_POSITIVE = Message(
 
 
 def overfit(p, observed: tuple[list[float], Place | None], n: int) -> Result:
-    from checker.project.runner import OVERFIT_RATIO
-
     losses, place = observed
     fn = _name(p.train, "train")
     if not losses:
@@ -538,31 +539,16 @@ NO_SAMPLER = Message(en="the loader has no batch sampler (an IterableDataset?): 
                         "orden")
 
 
-def _orders(loader, epochs: int = 2) -> list[list[int]] | None:
-    sampler = getattr(loader, "batch_sampler", None)
-    if sampler is None:
-        return None
-    return [[int(i) for batch in sampler for i in batch] for _ in range(epochs)]
-
-
-def loader_checks(p, dataset) -> list[Result]:
-    from checker.project.runner import build_loader, seed_all
-    from checker.setting.instruments import scramble_global_rng
-
-    if p.loader is None:
+def loader_checks(p, orders: dict | None, n: int, place) -> list[Result]:
+    """loader.coverage and loader.order from the orders the runner observed (None: no loader factory given;
+    a value None: the loader has no batch sampler)."""
+    if orders is None:
         return [_result("loader.coverage", COVERAGE, Status.NOT_RUN, LOADER_NOT_GIVEN),
                 _result("loader.order", ORDER, Status.NOT_RUN, LOADER_NOT_GIVEN)]
-    seeded = takes(p.loader, "seed") or takes(p.loader, "generator")
-    orders = {}
-    place = None
-    for key, seed, scramble in (("a", p.seed, 1), ("b", p.seed, 2), ("c", p.seed + 1, 3)):
-        scramble_global_rng(scramble) if seeded else seed_all(seed)
-        loader, place = build_loader(p, dataset, seed=seed)
-        orders[key] = _orders(loader)
-        if orders[key] is None:
-            return [_result(i, t, Status.NOT_RUN, NO_SAMPLER) for i, t in (("loader.coverage", COVERAGE),
-                                                                            ("loader.order", ORDER))]
-    return [_coverage(orders["a"], len(dataset), place), _order(p, orders, place)]
+    if any(v is None for v in orders.values()):
+        return [_result(i, t, Status.NOT_RUN, NO_SAMPLER) for i, t in (("loader.coverage", COVERAGE),
+                                                                        ("loader.order", ORDER))]
+    return [_coverage(orders["a"], n, place), _order(p, orders, place)]
 
 
 def _coverage(orders: list[list[int]], n: int, place) -> Result:
@@ -590,14 +576,7 @@ def _order(p, orders: dict, place) -> Result:
 # ---------------------------------------------------------------------------- all of them
 
 
-def judge_all(p, train_set, eval_set):
-    from checker.project.report import Report
-    from checker.project.runner import OVERFIT_EXAMPLES, instrumented_run, overfit_run, plain_run
-
-    run = instrumented_run(p, train_set, eval_set)
-    results = [per_batch(p, run), fresh_grads(p, run), train_mode(p, run), eval_mode(p, run), graphs(p, run),
-               schedule(p, run), clip(p, run), device(p, run), epoch_mean(p, run)]
-    results.append(overfit(p, overfit_run(p, train_set), min(OVERFIT_EXAMPLES, len(train_set))))
-    results.append(repro(p, plain_run(p, train_set), plain_run(p, train_set)))
-    results += loader_checks(p, train_set)
-    return Report(results)
+def judge_run(p, run) -> list[Result]:
+    """The checks judged on the main instrumented run."""
+    return [per_batch(p, run), fresh_grads(p, run), train_mode(p, run), eval_mode(p, run), graphs(p, run),
+            schedule(p, run), clip(p, run), device(p, run), epoch_mean(p, run)]

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.base.i18n import Message
-from checker.project.binding import bind, signature_of
+from checker.project import checks
+from checker.project.binding import bind, signature_of, takes
+from checker.project.checks import OVERFIT_RATIO
 from checker.project.frames import Place, place_of, project_frame, traceback_place
 from checker.project.observe import Log, ModelProbe, WatchedLoader, watch_optimizer, watch_scheduler, watching_backward
 from checker.project.report import ProjectInputError, Report
@@ -257,7 +259,6 @@ def plain_run(p: Pieces, train_set, epochs: int = 1) -> list[Any]:
 
 OVERFIT_EXAMPLES = 8
 OVERFIT_EPOCHS = 100
-OVERFIT_RATIO = 0.1
 
 
 class _Unscheduled:
@@ -307,8 +308,6 @@ def check_loop(
     examples: int | None = None, bind: Mapping[str, Any] | None = None,
 ) -> Report:
     """Run kata's reference-free checks on a project's own training loop; the report says each at its line."""
-    from checker.project import checks
-
     p = Pieces(model=model, data=data, optimizer=optimizer, train=train, evaluate=evaluate, loader=loader,
                eval_data=eval_data, loss_fn=loss_fn, scheduler=scheduler, clip_norm=clip_norm, device=str(device),
                batch_size=int(batch_size), seed=int(seed), examples=examples, bind=dict(bind or {}))
@@ -320,4 +319,40 @@ def check_loop(
     n = examples or 3 * p.batch_size + p.batch_size // 2  # a short last batch: a mean over batches shows
     train_set = _subset(dataset, n)
     eval_set = _subset(as_dataset(eval_data), n) if eval_data is not None else train_set
-    return checks.judge_all(p, train_set, eval_set)
+    return judge_all(p, train_set, eval_set)
+
+
+def _orders(loader, epochs: int = 2) -> list[list[int]] | None:
+    sampler = getattr(loader, "batch_sampler", None)
+    if sampler is None:
+        return None
+    return [[int(i) for batch in sampler for i in batch] for _ in range(epochs)]
+
+
+def loader_orders(p: Pieces, dataset) -> tuple[dict | None, Place | None]:
+    """The first two epochs' orders of the project's loader factory: at the run's seed twice (the global random
+    state scrambled in between when the factory takes a seed, else seeded through it) and at the next seed."""
+    from checker.setting.instruments import scramble_global_rng
+
+    if p.loader is None:
+        return None, None
+    seeded = takes(p.loader, "seed") or takes(p.loader, "generator")
+    orders, place = {}, None
+    for key, seed, scramble in (("a", p.seed, 1), ("b", p.seed, 2), ("c", p.seed + 1, 3)):
+        if seeded:
+            scramble_global_rng(scramble)
+        else:
+            seed_all(seed)
+        loader, place = build_loader(p, dataset, seed=seed)
+        orders[key] = _orders(loader)
+    return orders, place
+
+
+def judge_all(p: Pieces, train_set, eval_set) -> Report:
+    run = instrumented_run(p, train_set, eval_set)
+    results = checks.judge_run(p, run)
+    results.append(checks.overfit(p, overfit_run(p, train_set), min(OVERFIT_EXAMPLES, len(train_set))))
+    results.append(checks.repro(p, plain_run(p, train_set), plain_run(p, train_set)))
+    orders, place = loader_orders(p, train_set)
+    results += checks.loader_checks(p, orders, len(train_set), place)
+    return Report(results)
