@@ -167,6 +167,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--faults", default=str(Path(tempfile.gettempdir()) / "kata-own-loop-faults"))
     parser.add_argument("--example", action="append", help="only this example (repeatable; default: all)")
+    parser.add_argument("--fault", action="append", help="only this fault (repeatable; default: all)")
     args = parser.parse_args()
     faults = Path(args.faults)
     rows = []
@@ -175,6 +176,7 @@ def main() -> int:
         module = tomllib.loads((example / "faults.toml").read_text())["module"]
         folders = [("(unmodified)", example)] + sorted(
             (p.name, p) for p in (faults / example.name).glob("*") if p.is_dir())
+        folders = [(n, f) for n, f in folders if not args.fault or n in args.fault]
         for name, folder in folders:
             row = {"example": example.name, "fault": name}
             for tool, run in (("torchtest", torchtest_on), ("torcheck", torcheck_on)):
