@@ -86,7 +86,8 @@ def _(measured: dict, lab) -> dict:
     from checker.setting.instruments import Rig, parameters_of, replay, step_gradients
 
     rig = Rig(lab, optimizer="recording-sgd", anchored=True)
-    tape = replay(witness_marks(measured), rig.model, sgd=True, device=rig.device, epochs=witness_epochs(measured))
+    tape = replay(witness_marks(measured), rig.model, sgd=True, device=rig.device, epochs=witness_epochs(measured),
+                  data=rig.data)
     calls = len([e for e in tape.of("loss") if e["grad_enabled"]])
     return {"clip": CLIP_NORM, "loss_calls": calls,
             "rows": step_gradients(tape, parameters_of(rig.model), clip_norm=CLIP_NORM)}

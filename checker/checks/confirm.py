@@ -19,6 +19,9 @@ CONFIRM: dict[str, Callable[[dict, Any], dict]] = {}
 trusted process (it may raise ``checker.setting.instruments.Unconfirmed``)."""
 
 UNCONFIRMED = "unconfirmed"
+TOO_LARGE = "too_large"
+"""Beside ``UNCONFIRMED``: the child dropped its witness as too large to send (the model's parameters): not the
+loop's fault and no sign of forgery, so the check is held for review, never passed."""
 
 
 def confirms(check_id: str) -> Callable[[Callable[[dict, Any], dict]], Callable[[dict, Any], dict]]:
@@ -34,18 +37,23 @@ def confirms(check_id: str) -> Callable[[Callable[[dict, Any], dict]], Callable[
 def confirm(check_id: str, measured: Any, lab) -> dict:
     """The figures of ``check_id`` recomputed from ``measured`` (what the child reported), else
     ``{"unconfirmed": why}``."""
-    from checker.setting.instruments import Unconfirmed
+    from checker.setting.instruments import TooLarge, Unconfirmed
 
     if not isinstance(measured, dict):
         return {UNCONFIRMED: "no figures were reported"}
     try:
         return CONFIRM[check_id](measured, lab)
+    except TooLarge as exc:
+        return {UNCONFIRMED: str(exc)[:300], TOO_LARGE: exc.params}
     except Unconfirmed as exc:
         return {UNCONFIRMED: str(exc)[:300]}
 
 
 def witness_marks(measured: dict) -> Any:
+    """The witness's marks; the witness itself where the child said it too large (``replay`` says so)."""
     witness = measured.get("witness")
+    if isinstance(witness, dict) and TOO_LARGE in witness:
+        return witness
     return witness.get("marks") if isinstance(witness, dict) else None
 
 

@@ -78,6 +78,7 @@ def _(measured: dict, lab) -> dict:
     t = lab.track.thresholds
     rig = Rig(lab, lr=t.falls_lr, anchored=True)
     tape = replay(witness_marks(measured), rig.model, device=rig.device, epochs=witness_epochs(measured),
+                  data=rig.data,
                   chained=False)
     reported = measured.get("reported")
     return {"epochs": t.falls_epochs, "losses": epoch_means(tape),

@@ -29,7 +29,7 @@ from typing import Any
 from checker.base.i18n import Message
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
-from checker.checks.confirm import CONFIRM, UNCONFIRMED
+from checker.checks.confirm import CONFIRM, TOO_LARGE, UNCONFIRMED
 from checker.grade.integrity import review_reasons
 from checker.grade.worker import LOAD_TIMEOUT as LOAD_SECONDS
 from checker.grade.worker import draw_index, in_both, job_seconds, reference_seconds
@@ -106,6 +106,20 @@ NOT_CONFIRMED = Message(
     "check does not pass (a fault in kata, not in your loop: please report it)",
     es="el proceso que confirma las cifras de esta comprobación fuera del proceso de tu bucle no dio respuesta "
     "({why}), así que la comprobación no pasa (un fallo de kata, no de tu bucle: por favor, avísanos)",
+)
+TOO_LARGE_TO_CONFIRM = Message(
+    en="not confirmed: the model is too large for the witness ({params} parameters), so the figures your loop's "
+    "process reported could not be recomputed outside it; the check neither passes nor fails and is held for "
+    "review (a limit of kata, not a fault of your loop)",
+    es="sin confirmar: el modelo es demasiado grande para el testigo ({params} parámetros), así que las cifras que "
+    "informó el proceso de tu bucle no se pudieron recalcular fuera de él; la comprobación ni pasa ni falla y queda "
+    "retenida para revisión (un límite de kata, no un fallo de tu bucle)",
+)
+HELD_TOO_LARGE = Message(
+    en="{check}: not confirmed, the model is too large for the witness ({params} parameters): a person should read "
+    "the file before this check counts (no sign of forgery)",
+    es="{check}: sin confirmar, el modelo es demasiado grande para el testigo ({params} parámetros): una persona "
+    "debería leer el archivo antes de que esta comprobación cuente (ningún indicio de falsificación)",
 )
 FORGED_FIGURES = Message(
     en="{check}: the figures this file's own process reported pass, but the same run recomputed outside that process "
@@ -474,6 +488,12 @@ class _Grader:
             return
         cid, trusted = event.check, event.measured
         reported, seconds = st.confirming[cid]
+        if TOO_LARGE in trusted:  # declared, not the loop's fault: held for review, never passed
+            params = trusted[TOO_LARGE]
+            st.report.integrity.append(HELD_TOO_LARGE.render(self.lang, check=cid, params=params))
+            self._emit(st, st.result(cid, ERROR, TOO_LARGE_TO_CONFIRM.render(self.lang, params=params), trusted,
+                                     seconds))
+            return
         if UNCONFIRMED in trusted:
             why = str(trusted[UNCONFIRMED])
             self._emit(st, st.result(cid, FAIL, UNCONFIRMED_FIGURES.render(self.lang, why=why), trusted, seconds))

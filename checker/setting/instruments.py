@@ -184,8 +184,12 @@ def is_tagged(t: Any) -> bool:
 class BatchDataset(TensorDataset):
     """``TensorDataset`` that hands a whole batch over at once (``__getitems__``): same batches, less work."""
 
+    last_rows: torch.Tensor | None = None
+    """The rows of the latest batch handed over (a witness sends them instead of the batch)."""
+
     def __getitems__(self, indices: Sequence[int]) -> tuple[torch.Tensor, ...]:
         idx = torch.as_tensor(indices, dtype=torch.int64)
+        self.last_rows = idx
         return tuple(t[idx] for t in self.tensors)
 
 
@@ -577,12 +581,17 @@ class Rig:
         self.probe = ForwardProbe(self.model, self.tape) if probe else None
 
     @property
+    def data(self) -> torch.Tensor:
+        """The training inputs the loader hands out batches of (a witness's ``rows`` name rows of it)."""
+        return untag(self.loader.dataset.tensors[0])
+
+    @property
     def val(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.X_val, self.y_val
 
     def witness(self, steps: bool = True) -> Witness:
         """Start recording what :func:`replay` needs (every forward pass, loss and, with ``steps``, optimizer step)."""
-        witness = Witness(self.model, self.tape)
+        witness = Witness(self.model, self.tape, data=self.data, dataset=self.loader.dataset)
         self.loss_fn.witness = witness
         if steps:
             witness.watch(self.optimizer)
@@ -690,15 +699,97 @@ def anchor(model: nn.Module, value: int | None) -> None:
             p.add_((torch.randn(p.shape, generator=generator, dtype=p.dtype) * ANCHOR_SCALE).to(p.device))
 
 
-def _flat_list(tensors) -> list[float]:
-    parts = [t.detach().reshape(-1).to("cpu", torch.float64) for t in tensors]
-    return torch.cat(parts).tolist() if parts else []
+WITNESS_BYTES = 6 * 1024 * 1024
+"""Encoded bytes one check's witness may take: it travels in one event line (``checker.sandbox.events.MAX_LINE``, 8
+MiB) and a job runs at most three checks that keep one, well under the job's 64 MiB. A witness that would pass it is
+dropped and said (``too_large``): the check is then not confirmed, and held for review, never passed."""
+WITNESS_ITEMS = 50_000
+"""JSON items one check's witness may hold (an event's figures may hold 100,000)."""
+CHUNK = 48 * 1024
+"""Characters of base64 per string of a packed tensor (an event's texts may hold 64 KiB)."""
+SAME, SGD, LOSS = "same", "sgd", "loss"
+"""References a witness sends instead of a tensor the replay knows already: ``same``, the weights it holds now (the
+initial ones, else those of the latest forward pass or step); ``sgd``, a step's weights after, which plain SGD gives
+from the weights before and the step's gradients; ``loss``, a step's gradients, equal to those of the latest loss."""
+
+_DTYPES = {str(d).removeprefix("torch."): d for d in (
+    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.uint8, torch.int8, torch.int16, torch.int32,
+    torch.int64, torch.bool)}
+
+
+def _flat_cpu(tensors) -> torch.Tensor:
+    """``tensors`` as one flat tensor on the CPU, in their own dtype (promoted only where they differ: exact)."""
+    parts = [untag(t).detach().reshape(-1).to("cpu") for t in tensors]
+    return torch.cat(parts) if parts else torch.zeros(0)
+
+
+def pack(t: torch.Tensor) -> dict[str, Any]:
+    """``t`` as plain figures, exactly: its dtype, its shape and its bytes in base64 (:func:`unpack` takes it back)."""
+    import base64
+
+    t = untag(t).detach().to("cpu").contiguous()
+    raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+    text = base64.b64encode(raw).decode("ascii")
+    return {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+            "b64": [text[i:i + CHUNK] for i in range(0, len(text), CHUNK)]}
+
+
+def unpack(value: Any, size: int | None = None) -> torch.Tensor:
+    """The tensor :func:`pack` packed (``size``: the elements it must hold); ``Unconfirmed`` if it is anything else."""
+    import base64
+    import binascii
+
+    dtype, shape, chunks = _header(value)
+    numel = math.prod(shape)
+    if size is not None and numel != size:
+        raise Unconfirmed(f"{numel} values where the model has {size}")
+    try:
+        raw = base64.b64decode("".join(chunks), validate=True)
+    except (binascii.Error, ValueError):
+        raise Unconfirmed("a packed tensor that is not base64") from None
+    if len(raw) != numel * dtype.itemsize:
+        raise Unconfirmed("a packed tensor whose bytes do not fill its shape")
+    if not numel:
+        return torch.zeros(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
+
+
+def _header(value: Any) -> tuple[torch.dtype, list[int], list[str]]:
+    """A packed tensor's dtype, shape and base64 chunks, each of the kind :func:`pack` writes; else ``Unconfirmed``."""
+    if not isinstance(value, dict) or set(value) != {"dtype", "shape", "b64"}:
+        raise Unconfirmed("a figure that is not a packed tensor")
+    dtype, shape, chunks = _DTYPES.get(value["dtype"]) if isinstance(value["dtype"], str) else None, value["shape"], \
+        value["b64"]
+    if dtype is None or not isinstance(shape, list) or not isinstance(chunks, list) or len(shape) > 8 or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= 1 << 30 for n in shape) or not all(
+            isinstance(c, str) for c in chunks):
+        raise Unconfirmed("a packed tensor of an unknown dtype or shape")
+    return dtype, shape, chunks
+
+
+def _packed_size(value: dict[str, Any]) -> int:
+    return sum(len(c) for c in value["b64"]) + 64
 
 
 def _rng_state(device: torch.device | None) -> str:
+    import base64
+
     if device is not None and device.type == "cuda":
-        return "cuda:" + bytes(torch.cuda.get_rng_state(device).tolist()).hex()
-    return "cpu:" + bytes(torch.get_rng_state().tolist()).hex()
+        return "cuda:" + base64.b64encode(torch.cuda.get_rng_state(device).numpy().tobytes()).decode("ascii")
+    return "cpu:" + base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode("ascii")
+
+
+def sgd_after(before: torch.Tensor, grads: Sequence[torch.Tensor | None], lr: float,
+              like: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The flat weights plain SGD (no momentum, no decay) leaves from the flat ``before`` with ``grads``, computed as
+    ``torch.optim.SGD`` computes them (each parameter's own ``add(grad, alpha=-lr)``): the child and the replay get
+    the same bits from the same figures."""
+    parts, offset = [], 0
+    for g, p in zip(grads, like, strict=True):
+        old = before[offset:offset + p.numel()].reshape(p.shape).to(p.dtype)
+        parts.append((old if g is None else old.add(g.to(old.dtype).reshape(p.shape), alpha=-lr)).reshape(-1))
+        offset += p.numel()
+    return torch.cat(parts) if parts else before
 
 
 class Witness:
@@ -708,75 +799,155 @@ class Witness:
     ``marks``, in order: a ``forward`` per call of the whole model (its parameters and buffers before the call, each
     module's mode, grad mode, torch's generator where the model has dropout, the input), a ``loss`` per call of the
     spy loss (the forward whose output it took, the target) and a ``step`` per optimizer step (the parameters before
-    and after, each gradient, the lrs).
+    and after, each gradient, the lrs). Tensors travel packed (:func:`pack`: their own dtype, exactly); what the
+    replay holds already travels as a reference (``SAME``, ``SGD``, ``LOSS``), and an input that is a batch of the
+    check's own loader as the rows of its data set (``rows``). Past ``WITNESS_BYTES`` the marks are dropped and
+    ``too_large`` is said instead.
     """
 
-    def __init__(self, model: nn.Module, tape: Tape):
+    def __init__(self, model: nn.Module, tape: Tape, data: torch.Tensor | None = None,
+                 dataset: BatchDataset | None = None):
         self.model, self.tape = model, tape
         self.marks: list[dict[str, Any]] = []
         self.random = any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules())
+        self.data, self.dataset = data, dataset
+        self.size = 0
+        self.items = 0
+        self.too_large = False
+        self.n_params = sum(p.numel() for p in model.parameters())
+        self._current: torch.Tensor | None = None  # the first weights travel whole: they carry the parent's anchor
+        self._buffers: torch.Tensor | None = None
         self._pending: list[dict[str, Any]] = []
         self._last: Any = None
+        self._rng: str | None = None
+        """The generator's state the latest forward pass left (the replay's own is that too, after running it)."""
         self._forwards = 0
         # on the first and last layers of a Sequential: their hooks fire for model(x) and model.forward(x) alike
         layers = list(model.children()) if isinstance(model, nn.Sequential) else []
         first, last = (layers[0], layers[-1]) if layers else (model, model)
         self._handles = [first.register_forward_pre_hook(self._pre), last.register_forward_hook(self._post)]
 
+    def _weights(self, flat: torch.Tensor) -> Any:
+        """``flat`` as a reference to the weights the replay holds now where it equals them, else packed."""
+        same = self._current is not None and flat.dtype == self._current.dtype and torch.equal(flat, self._current)
+        self._current = flat
+        return SAME if same else self._packed(flat)
+
+    def _packed(self, t: torch.Tensor) -> dict[str, Any]:
+        value = pack(t)
+        self.size += _packed_size(value)
+        self.items += 4 + len(value["shape"]) + len(value["b64"])
+        return value
+
+    def _input(self, x: torch.Tensor) -> dict[str, Any]:
+        """The input: the rows of the check's data set it is (a batch of its own loader, as it came), else packed."""
+        rows = getattr(self.dataset, "last_rows", None)
+        if rows is not None and self.data is not None:
+            plain = untag(x).detach().to("cpu")
+            batch = self.data[rows]
+            if plain.dtype == batch.dtype and plain.shape == batch.shape and torch.equal(plain, batch):
+                return {"rows": self._packed(rows)}
+        return {"x": self._packed(x)}
+
+    def _full(self) -> bool:
+        """Past the witness's bounds: the marks are dropped, ``too_large`` said (a check then is not confirmed)."""
+        if not self.too_large and (self.size > WITNESS_BYTES or self.items > WITNESS_ITEMS):
+            self.too_large, self.marks, self._last = True, [], None
+        return self.too_large
+
     def _pre(self, module, args) -> None:
         x = args[0] if args else None
-        if not isinstance(x, torch.Tensor):
+        if not isinstance(x, torch.Tensor) or self.tape.muted or self._full():
             self._pending.append({})
             return
         model = self.model
+        buffers = _flat_cpu(model.buffers())
+        same = self._buffers is not None and buffers.dtype == self._buffers.dtype and torch.equal(buffers,
+                                                                                                 self._buffers)
+        self._buffers = buffers
         self._pending.append({
             "kind": "forward", "epoch": self.tape.epoch, "grad": torch.is_grad_enabled(),
-            "params": _flat_list(model.parameters()), "buffers": _flat_list(model.buffers()),
-            "modes": [m.training for m in model.modules()], "x": untag(x).detach().to("cpu").tolist(),
-            "rng": _rng_state(x.device) if self.random else None,
+            "params": self._weights(_flat_cpu(model.parameters())),
+            "buffers": SAME if same else self._packed(buffers),
+            "modes": [m.training for m in model.modules()], **self._input(x),
+            "rng": self._generator(x.device) if self.random else None,
         })
+        self.items += 10 + len(self._pending[-1]["modes"])
 
     def _post(self, module, args, output) -> None:
         mark = self._pending.pop() if self._pending else {}
-        if self.tape.muted or not mark or not isinstance(output, torch.Tensor):
+        if self.tape.muted or not mark or not isinstance(output, torch.Tensor) or self._full():
             return
         self.marks.append(mark)
         self._forwards += 1
         self._last = (self._forwards - 1, weakref.ref(output), output.detach().clone())
+        self._rng = _rng_state(output.device) if self.random else None
+
+    def _generator(self, device: torch.device) -> str:
+        """The generator's state before a forward pass: ``SAME`` where the latest forward pass left it so."""
+        state = _rng_state(device)
+        if state == self._rng:
+            return SAME
+        self.size += len(state)
+        return state
 
     def loss(self, input: torch.Tensor, target: torch.Tensor, grad: bool) -> None:
+        if self._full():
+            return
         forward = None
         if self._last is not None:
             index, ref, values = self._last
             if ref() is input or (input.shape == values.shape and torch.equal(untag(input).detach(), values)):
                 forward = index
         self.marks.append({"kind": "loss", "epoch": self.tape.epoch, "forward": forward, "grad": grad,
-                           "y": untag(target).detach().to("cpu").tolist()})
+                           "y": self._packed(target)})
+        self.items += 6
+
+    def _grads(self, grads: list[torch.Tensor | None]) -> Any:
+        """The step's gradients: ``LOSS`` where they are exactly those the spy took of the latest loss, else packed."""
+        losses = [e for e in self.tape.events[-64:] if e["kind"] == "loss" and e["grad_enabled"]]
+        theirs = losses[-1].get("grads") if losses else None
+        if theirs is not None and len(theirs) == len(grads) and all(
+                (a is None) == (b is None) and (a is None or (a.dtype == b.dtype and torch.equal(a.cpu(), b.cpu())))
+                for a, b in zip(grads, theirs, strict=True)):
+            return LOSS
+        self.items += len(grads)
+        return [None if g is None else self._packed(g.reshape(-1)) for g in grads]
 
     def watch(self, optimizer) -> None:
-        before: list[list[float]] = []
+        before: list[torch.Tensor] = []
 
         def pre(opt, args, kwargs) -> None:
             if not before:
-                before.append(_flat_list(p for group in opt.param_groups for p in group["params"]))
+                before.append(_flat_cpu(p for group in opt.param_groups for p in group["params"]))
 
         def post(opt, args, kwargs) -> None:
             # once per step: a subclass's step() that calls its base's, both wrapped by torch, fires the hooks twice
-            if self.tape.muted or not before:
+            if self.tape.muted or not before or self._full():
+                before.clear()
                 return
             start = before.pop()
             params = [p for group in opt.param_groups for p in group["params"]]
-            self.marks.append({
-                "kind": "step", "epoch": self.tape.epoch, "before": start, "after": _flat_list(params),
-                "lrs": [float(group["lr"]) for group in opt.param_groups],
-                "grads": [None if p.grad is None else p.grad.detach().reshape(-1).to("cpu", torch.float64).tolist()
-                          for p in params],
-            })
+            grads = [None if p.grad is None else p.grad.detach().to("cpu") for p in params]
+            lrs = [float(group["lr"]) for group in opt.param_groups]
+            after = _flat_cpu(params)
+            mark = {"kind": "step", "epoch": self.tape.epoch, "before": self._weights(start), "lrs": lrs,
+                    "grads": self._grads(grads)}
+            derived = len(lrs) == 1 and after.dtype == start.dtype and torch.equal(
+                sgd_after(start, grads, lrs[0], params), after)
+            mark["after"] = SGD if derived else self._packed(after)
+            self._current = after
+            self.items += 8 + len(lrs)
+            self.marks.append(mark)
 
         self._handles += [optimizer.register_step_pre_hook(pre), optimizer.register_step_post_hook(post)]
 
     def figures(self) -> dict[str, Any]:
-        """The marks, as the plain figures a child reports, and the epochs the loader was iterated."""
+        """The marks, as the plain figures a child reports, and the epochs the loader was iterated; past the bounds,
+        no marks and ``too_large`` (the model's parameters and the bytes the witness had reached)."""
+        if self._full():
+            return {"marks": [], "epochs": self.tape.epoch,
+                    "too_large": {"params": self.n_params, "bytes": self.size}}
         return {"marks": self.marks, "epochs": self.tape.epoch}
 
 
@@ -784,51 +955,70 @@ class Unconfirmed(Exception):
     """A witness that does not hold together; the message says where (it is shown)."""
 
 
+class TooLarge(Unconfirmed):
+    """A witness the child dropped as too large for the event pipe (``WITNESS_BYTES``): not confirmed, held for
+    review; ``params``: the model's parameters, as the child said them."""
+
+    def __init__(self, params: int):
+        super().__init__(f"the model is too large for the witness ({params} parameters)")
+        self.params = params
+
+
 EPS32 = float(torch.finfo(torch.float32).eps)
 
 
 def _tensor(values: Any, like: torch.Tensor | None = None, size: int | None = None) -> torch.Tensor:
-    try:
-        t = torch.tensor(values, dtype=torch.float64)
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise Unconfirmed(f"a figure that is not a list of numbers ({type(exc).__name__})") from None
-    if size is not None and t.numel() != size:
-        raise Unconfirmed(f"{t.numel()} values where the model has {size}")
+    """A packed tensor as float64 (exact for every float dtype the witness sends), shaped ``like`` and in its dtype
+    when given."""
+    t = unpack(values, size=size)
+    if t.dtype == torch.bool or not (t.is_floating_point() or t.dtype in (torch.int64, torch.int32)):
+        raise Unconfirmed("a packed tensor of the wrong kind")
+    t = t.to(torch.float64)
     return t.reshape(like.shape).to(like.dtype) if like is not None else t
 
 
-def _load(model: nn.Module, mark: dict, device: str) -> None:
-    params, buffers = list(model.parameters()), list(model.buffers())
-    flat = _tensor(mark["params"], size=sum(p.numel() for p in params))
-    bufs = _tensor(mark["buffers"], size=sum(b.numel() for b in buffers))
+def _load(model: nn.Module, mark: dict, device: str, params: torch.Tensor | None = None,
+          buffers: torch.Tensor | None = None) -> None:
+    """Put ``params``/``buffers`` (flat, float64: else the mark's own) and the mark's modes and generator in
+    ``model``."""
+    model_params, model_buffers = list(model.parameters()), list(model.buffers())
+    flat = params if params is not None else _tensor(mark["params"], size=sum(p.numel() for p in model_params))
+    bufs = buffers if buffers is not None else _tensor(mark["buffers"], size=sum(b.numel() for b in model_buffers))
     modes = mark["modes"]
     modules = list(model.modules())
     if not isinstance(modes, list) or len(modes) != len(modules):
         raise Unconfirmed("the modules' modes do not match the model")
     with torch.no_grad():
-        for tensors, values in ((params, flat), (buffers, bufs)):
+        for tensors, values in ((model_params, flat), (model_buffers, bufs)):
             offset = 0
             for t in tensors:
                 t.copy_(values[offset:offset + t.numel()].reshape(t.shape).to(t.dtype))
                 offset += t.numel()
     for module, mode in zip(modules, modes, strict=True):
         module.training = bool(mode)
-    rng = mark.get("rng")
+    _set_generator(mark.get("rng"), device)
+
+
+def _set_generator(rng: Any, device: str) -> None:
+    """Put torch's generator in the state a mark sends (``SAME`` or None: leave it as the replay left it)."""
     if isinstance(rng, str) and ":" in rng:
-        kind, _, hexed = rng.partition(":")
+        import base64
+        import binascii
+
+        kind, _, packed = rng.partition(":")
         try:
-            state = torch.tensor(list(bytes.fromhex(hexed)), dtype=torch.uint8)
+            state = torch.frombuffer(bytearray(base64.b64decode(packed, validate=True)), dtype=torch.uint8)
             if kind == "cuda":
                 torch.cuda.set_rng_state(state, device)
             else:
                 torch.set_rng_state(state)
-        except (ValueError, RuntimeError):
+        except (ValueError, RuntimeError, binascii.Error):
             raise Unconfirmed("a generator state torch does not take") from None
 
 
-def final_state(model: nn.Module) -> dict[str, list[float]]:
+def final_state(model: nn.Module) -> dict[str, Any]:
     """The weights and buffers ``model`` holds now, as plain figures (:func:`load_state` takes them back)."""
-    return {"params": _flat_list(model.parameters()), "buffers": _flat_list(model.buffers())}
+    return {"params": pack(_flat_cpu(model.parameters())), "buffers": pack(_flat_cpu(model.buffers()))}
 
 
 def load_state(model: nn.Module, state: Any) -> None:
@@ -846,8 +1036,41 @@ def _same(got: torch.Tensor, want: torch.Tensor) -> bool:
                                                            atol=0, equal_nan=True))
 
 
+def _marks(marks: Any) -> list:
+    """The marks of a witness (a list, or the witness itself); ``TooLarge`` where the child said it too large."""
+    if isinstance(marks, dict) and isinstance(marks.get("too_large"), dict):
+        n = marks["too_large"].get("params")
+        raise TooLarge(n if isinstance(n, int) and not isinstance(n, bool) else 0)
+    marks = marks.get("marks") if isinstance(marks, dict) else marks
+    if not isinstance(marks, list):
+        raise Unconfirmed("no witness was reported")
+    return marks
+
+
+class _Held:
+    """What the replay holds between marks: the weights now (``current``, float64, flat), the weights the chain
+    expects (``expected``: the initial ones, then each step's after) and the buffers of the latest forward pass."""
+
+    def __init__(self, params: list[torch.Tensor], buffers: list[torch.Tensor]):
+        self.size = sum(p.numel() for p in params)
+        self.expected = _flat_cpu(params).to(torch.float64)
+        self.current: torch.Tensor | None = None
+        """None until a mark sends weights whole: the first do (they must be the anchored ones, which a recording of
+        another run does not hold)."""
+        self.buffers = _flat_cpu(buffers).to(torch.float64)
+
+    def weights(self, value: Any) -> torch.Tensor:
+        """A mark's weights: ``SAME`` is those held now; what it names is held from then on."""
+        if isinstance(value, str) and value == SAME:
+            if self.current is None:
+                raise Unconfirmed("the first weights were not sent whole")
+            return self.current
+        self.current = _tensor(value, size=self.size)
+        return self.current
+
+
 def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cpu", epochs: int = 0,
-           chained: bool = True) -> Tape:
+           chained: bool = True, data: torch.Tensor | None = None) -> Tape:
     """Recompute, in a trusted process, the tape a check's instruments wrote in the child, from its witness marks.
 
     ``model``: the check's model with its initial weights, built here (anchored as the child's was). Each forward is
@@ -856,13 +1079,12 @@ def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cp
     the output of the forward it names (its value, and its gradient with respect to the parameters); with ``sgd``
     (the checker's own SGD: no momentum, no decay) each step's parameters after must be those before minus lr times
     the gradients it reports. ``chained=False`` (the loop's own optimizer: its update rule is its own) holds only
-    the first forward pass to the initial weights. ``Unconfirmed`` says where the witness does not hold together.
+    the first forward pass to the initial weights. ``data``: the check's own training inputs, built here, whose rows
+    an input may name. ``Unconfirmed`` says where the witness does not hold together.
     """
-    if not isinstance(marks, list):
-        raise Unconfirmed("no witness was reported")
+    marks = _marks(marks)
     params = list(model.parameters())
-    size = sum(p.numel() for p in params)
-    expected = _tensor(_flat_list(params))
+    held = _Held(params, list(model.buffers()))
     tape = Tape()
     output: torch.Tensor | None = None
     forwards = 0
@@ -874,20 +1096,15 @@ def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cp
         tape.epoch = epoch
         try:
             if kind == "forward":
-                if (chained or not forwards) and not _same(_tensor(mark["params"], size=size), expected):
-                    raise Unconfirmed(f"forward pass {forwards + 1} (epoch {epoch}) ran on weights that neither the "
-                                      "initial ones nor the last optimizer step left")
-                _load(model, mark, device)
-                x = _tensor(mark["x"]).to(torch.float32).to(device)
-                with torch.set_grad_enabled(bool(mark["grad"])):
-                    output = model(x)
+                output = _replay_forward(model, mark, held, device, data, check=chained or not forwards,
+                                         number=forwards + 1)
                 forwards += 1
             elif kind == "loss":
                 if mark["forward"] != forwards - 1 or output is None:
                     raise Unconfirmed(f"a loss (epoch {epoch}) not computed on the model's latest output")
                 _replay_loss(tape, output, mark, params, device)
             elif kind == "step":
-                expected = _replay_step(tape, mark, params, expected, size, sgd)
+                held.expected = held.current = _replay_step(tape, mark, params, held, sgd)
             else:
                 raise Unconfirmed(f"mark {i}: an unknown kind")
         except (KeyError, TypeError, IndexError) as exc:
@@ -896,8 +1113,39 @@ def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cp
     return tape
 
 
+def _replay_forward(model: nn.Module, mark: dict, held: _Held, device: str, data: torch.Tensor | None, *,
+                    check: bool, number: int) -> torch.Tensor:
+    weights = held.weights(mark["params"])
+    if check and not _same(weights, held.expected):
+        raise Unconfirmed(f"forward pass {number} (epoch {mark['epoch']}) ran on weights that neither the "
+                          "initial ones nor the last optimizer step left")
+    if mark.get("rng") == SAME and number == 1:
+        raise Unconfirmed("the first forward pass's generator state was not sent")
+    if not (isinstance(mark["buffers"], str) and mark["buffers"] == SAME):
+        held.buffers = _tensor(mark["buffers"], size=held.buffers.numel())
+    _load(model, mark, device, params=weights, buffers=held.buffers)
+    x = _input(mark, data).to(device)
+    with torch.set_grad_enabled(bool(mark["grad"])):
+        output = model(x)
+    return output
+
+
+def _input(mark: dict, data: torch.Tensor | None) -> torch.Tensor:
+    """A forward pass's input: the rows of the check's own data it names, else the tensor it sends (as float32)."""
+    if "rows" in mark:
+        rows = unpack(mark["rows"])
+        if data is None or rows.dtype != torch.int64 or rows.dim() != 1 or not bool(
+                ((rows >= 0) & (rows < len(data))).all()):
+            raise Unconfirmed("an input that names rows the check's data does not have")
+        return data[rows]
+    return _tensor(mark["x"]).to(torch.float32)
+
+
 def _replay_loss(tape: Tape, output: torch.Tensor, mark: dict, params: list[torch.Tensor], device: str) -> None:
-    y = _tensor(mark["y"]).to(torch.int64).to(device)
+    y = unpack(mark["y"])
+    if y.dtype not in (torch.int64, torch.int32, torch.uint8, torch.int16, torch.int8):
+        raise Unconfirmed("a loss whose targets are not class indices")
+    y = y.to(torch.int64).to(device)
     grad = bool(mark["grad"])
     with torch.set_grad_enabled(grad):
         loss = nn.functional.cross_entropy(output, y)
@@ -907,22 +1155,41 @@ def _replay_loss(tape: Tape, output: torch.Tensor, mark: dict, params: list[torc
         event["grads"] = [None if g is None else g.detach().clone() for g in grads]
 
 
-def _replay_step(tape: Tape, mark: dict, params: list[torch.Tensor], expected: torch.Tensor, size: int,
-                 sgd: bool) -> torch.Tensor:
-    before = _tensor(mark["before"], size=size)
-    after = _tensor(mark["after"], size=size)
-    if not _same(before, expected):
-        raise Unconfirmed(f"an optimizer step (epoch {tape.epoch}) started from weights that neither the initial "
-                          "ones nor the last step left")
-    raw = mark["grads"]
+def _step_grads(tape: Tape, raw: Any, params: list[torch.Tensor]) -> list[torch.Tensor | None]:
+    """A step's gradients: ``LOSS``, those the replay took of the latest loss; else as sent, one per parameter."""
+    if isinstance(raw, str) and raw == LOSS:
+        latest = next((e for e in reversed(tape.events) if e["kind"] == "loss" and e["grad_enabled"]), None)
+        grads = latest.get("grads") if latest is not None else None
+        if grads is None:
+            raise Unconfirmed("a step said to use the gradient of a loss that has none")
+        return [None if g is None else g.detach().to("cpu") for g in grads]
     if not isinstance(raw, list) or len(raw) != len(params):
         raise Unconfirmed("a step's gradients do not match the model")
-    grads = [None if g is None else _tensor(g, p, size=p.numel()) for g, p in zip(raw, params, strict=True)]
+    return [None if g is None else _tensor(g, p, size=p.numel()) for g, p in zip(raw, params, strict=True)]
+
+
+def _step_after(value: Any, before: torch.Tensor, grads: list[torch.Tensor | None], lrs: Any,
+                params: list[torch.Tensor], size: int) -> torch.Tensor:
+    """A step's weights after: ``SGD``, what plain SGD leaves (computed here); else as sent."""
+    if isinstance(value, str) and value == SGD:
+        if not isinstance(lrs, list) or len(lrs) != 1 or not isinstance(lrs[0], int | float):
+            raise Unconfirmed("a step said to be plain SGD's with other than one learning rate")
+        return sgd_after(before, grads, float(lrs[0]), params).to(torch.float64)
+    return _tensor(value, size=size)
+
+
+def _replay_step(tape: Tape, mark: dict, params: list[torch.Tensor], held: _Held, sgd: bool) -> torch.Tensor:
+    before = held.weights(mark["before"])
+    if not _same(before, held.expected):
+        raise Unconfirmed(f"an optimizer step (epoch {tape.epoch}) started from weights that neither the initial "
+                          "ones nor the last step left")
+    grads = _step_grads(tape, mark["grads"], params)
+    lrs = mark["lrs"]
+    after = _step_after(mark["after"], before, grads, lrs, params, held.size)
     if sgd:
-        lrs = mark["lrs"]
         if not isinstance(lrs, list) or len(lrs) != 1 or not isinstance(lrs[0], int | float):
             raise Unconfirmed("a step with other learning rates than the checker's optimizer has")
-        moved = torch.cat([(g if g is not None else torch.zeros_like(p)).detach().reshape(-1).double()
+        moved = torch.cat([(g if g is not None else torch.zeros_like(p)).detach().reshape(-1).double().cpu()
                            for g, p in zip(grads, params, strict=True)]) * float(lrs[0])
         predicted = before - moved
         room = 4 * EPS32 * torch.maximum(torch.maximum(before.abs(), after.abs()), moved.abs()) + 1e-30
@@ -930,5 +1197,5 @@ def _replay_step(tape: Tape, mark: dict, params: list[torch.Tensor], expected: t
         if not bool(((after - predicted).abs() <= room).logical_or(wrecked).all()):
             raise Unconfirmed(f"an optimizer step (epoch {tape.epoch}) moved the weights by other than lr times "
                               "the gradients it reports")
-    tape.add("step", grads=grads, lrs=mark["lrs"])
+    tape.add("step", grads=grads, lrs=lrs)
     return after

@@ -1,0 +1,141 @@
+"""The witness of the confirmed checks scales with the model and the data (checker/setting/instruments.py ``Witness``).
+
+It once sent every tensor as a JSON list of float64 figures: on the digits course (64 features, 1,797 samples) one
+line passed the events' 8 MiB and even the reference loop was refused as tampering. Tensors now travel packed (their
+own dtype, base64: exact), what the replay holds already travels as a reference, inputs that are batches of the
+check's own loader as their rows, and a witness past ``WITNESS_BYTES`` is said too large: the check is then held for
+review, never passed and never taken for tampering.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from checker.checks import REGISTRY
+from checker.checks.confirm import TOO_LARGE, UNCONFIRMED, confirm
+from checker.sandbox.events import MAX_LINE
+from checker.setting import instruments
+from checker.setting.instruments import LOSS, SAME, SGD, Unconfirmed, pack, unpack
+from tests.digits_course import make_digits_course
+from tests.test_confirm import ROOT, load
+
+KATA_BIN = Path(sys.executable).parent / "kata"
+CONFIRMED = ("steps.fresh_grads", "clip.norm", "loss.falls", "converge.adam")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return load(ROOT / "solutions" / "loop.py", "kata_witness_reference")
+
+
+@pytest.fixture
+def lab():
+    from checker.setting.lab import Lab
+
+    lab = Lab()
+    lab.anchor = 11
+    return lab
+
+
+def test_the_digits_reference_passes_the_confirmed_checks(tmp_path):
+    """64 features, 1,797 samples: every witness within one event line, every figure confirmed."""
+    course = make_digits_course(tmp_path / "course")
+    env = {k: v for k, v in os.environ.items() if k not in ("KATA_LANG", "KATA_COURSE", "KATA_TRACKS", "KATA_DIR")}
+    only = [arg for cid in CONFIRMED for arg in ("--only", cid)]
+    proc = subprocess.run([str(KATA_BIN), "check", "solutions/digits/loop.py", "--track", "digits", "--json", *only],
+                          cwd=course, env={**env, "LANG": "C"}, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert sorted(c["id"] for c in report["checks"]) == sorted(CONFIRMED)
+    assert all(c["status"] == "pass" for c in report["checks"]) and not report.get("integrity")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
+                                   torch.uint8])
+def test_a_packed_tensor_comes_back_bit_for_bit(dtype):
+    t = (torch.randn(3, 70_000, generator=torch.Generator().manual_seed(0)) * 100).to(dtype)
+    if dtype.is_floating_point:
+        t[0, :3] = torch.tensor([float("nan"), float("inf"), -0.0]).to(dtype)
+    packed = json.loads(json.dumps(pack(t)))
+    assert packed["dtype"] == str(dtype).removeprefix("torch.") and len(packed["b64"]) > 1  # chunks of 48 KiB
+    back = unpack(packed)
+    assert back.dtype == dtype and back.shape == t.shape
+    assert torch.equal(back.view(-1).view(torch.uint8), t.reshape(-1).view(torch.uint8))
+    assert unpack(pack(torch.zeros(0))).numel() == 0
+
+
+@pytest.mark.parametrize("value", [
+    None, [0.0], "AAAA", {"dtype": "float32", "shape": [2], "b64": ["AAAA"]},  # 3 bytes for 8
+    {"dtype": "complex64", "shape": [1], "b64": [""]}, {"dtype": "float32", "shape": [-1], "b64": []},
+    {"dtype": "float32", "shape": [1], "b64": ["!!!!!!"]}, {"dtype": "float32", "shape": [1], "b64": [7]},
+    {"dtype": "float32", "shape": [True], "b64": []}, {"dtype": "float32", "shape": [1], "b64": [], "x": 1},
+])
+def test_a_malformed_packed_tensor_is_unconfirmed(value):
+    with pytest.raises(Unconfirmed):
+        unpack(value, size=1)
+
+
+def test_the_witness_sends_references_where_the_replay_holds_the_tensor(reference, lab):
+    """The reference's witness: the first weights whole (they carry the anchor), then SAME; every step plain SGD's
+    (SGD) with its loss's gradient (LOSS); every input a batch of the check's loader (rows)."""
+    child = json.loads(json.dumps(REGISTRY["steps.fresh_grads"].measure(reference, lab)))
+    marks = child["witness"]["marks"]
+    forwards = [m for m in marks if m["kind"] == "forward"]
+    steps = [m for m in marks if m["kind"] == "step"]
+    assert isinstance(forwards[0]["params"], dict) and all(f["params"] == SAME for f in forwards[1:])
+    assert all("rows" in f and "x" not in f for f in forwards)
+    assert steps and all(s["before"] == SAME and s["after"] == SGD and s["grads"] == LOSS for s in steps)
+    assert len(json.dumps(child["witness"])) < 20_000  # 82,426 bytes as float lists
+    trusted = confirm("steps.fresh_grads", child, lab)
+    assert UNCONFIRMED not in trusted and json.dumps(trusted["rows"]) == json.dumps(child["rows"])
+
+
+def test_an_input_that_is_no_batch_of_the_loader_travels_packed(tmp_path, lab):
+    path = tmp_path / "scaled.py"
+    source = (ROOT / "solutions" / "loop.py").read_text()
+    assert source.count("logits = model(x)") == 1
+    path.write_text(source.replace("logits = model(x)", "logits = model(x.flip(0))"))
+    child = json.loads(json.dumps(REGISTRY["steps.fresh_grads"].measure(load(path, "kata_witness_scaled"), lab)))
+    forwards = [m for m in child["witness"]["marks"] if m["kind"] == "forward"]
+    assert forwards and all("x" in f and "rows" not in f for f in forwards)
+    assert REGISTRY["steps.fresh_grads"].judge(confirm("steps.fresh_grads", child, lab)).passed
+
+
+def test_rows_the_data_does_not_have_and_a_first_same_are_unconfirmed(reference, lab):
+    child = json.loads(json.dumps(REGISTRY["steps.fresh_grads"].measure(reference, lab)))
+    marks = child["witness"]["marks"]
+    first = next(m for m in marks if m["kind"] == "forward")
+    first["rows"] = pack(torch.tensor([0, 10_000]))
+    assert "rows the check's data does not have" in confirm("steps.fresh_grads", child, lab)[UNCONFIRMED]
+    first["params"] = SAME
+    assert "not sent whole" in confirm("steps.fresh_grads", child, lab)[UNCONFIRMED]
+
+
+@pytest.mark.parametrize("cid", ["steps.fresh_grads", "clip.norm", "loss.falls"])
+def test_a_witness_past_its_bound_is_said_too_large_and_held_for_review(cid, reference, lab, monkeypatch):
+    from checker.grade.grading import Submission, _Grader, _State
+    from checker.sandbox.events import Measured
+    from checker.sandbox.jobs import Limits
+
+    monkeypatch.setattr(instruments, "WITNESS_BYTES", 2_000)
+    n = lab.track.model.n_params
+    child = json.loads(json.dumps(REGISTRY[cid].measure(reference, lab)))
+    assert child["witness"]["marks"] == [] and child["witness"][TOO_LARGE]["params"] == n
+    assert len(json.dumps(child)) < MAX_LINE
+    trusted = confirm(cid, child, lab)
+    assert trusted[TOO_LARGE] == n and f"too large for the witness ({n} parameters)" in trusted[UNCONFIRMED]
+
+    st = _State(Submission("", "large.py"), [cid], "en", None)
+    grader = _Grader(lab, Limits(), "en", None, None, [st])
+    st.confirming[cid] = (child, 0.1)
+    grader._on_confirmed(st, Measured(cid, trusted))
+    result = st.results[cid]
+    assert result.status == "error" and "not confirmed: the model is too large" in result.message
+    assert st.report.held_for_review and not st.report.passed and "no sign of forgery" in st.report.integrity[0]
