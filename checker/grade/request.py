@@ -82,11 +82,22 @@ class CheckRequest:
     def __post_init__(self) -> None:
         if self.lang not in LANGS:
             raise UsageProblem(BAD_LANG.render("en", value=self.lang, choices=", ".join(LANGS)))
+        self._check_file()
+        self._check_run_settings()
+        self._check_only()
+        self._check_counts()
+
+    def _check_file(self) -> None:
+        """One file given, as a path or as source with its name."""
         lang = self.lang
         if self.path is not None and (self.source is not None or self.filename is not None):
             raise UsageProblem(BAD_FILE.render(lang, given=f"path {self.path!r} and source {self.filename!r}"))
         if (self.source is None) != (self.filename is None):
             raise UsageProblem(BAD_FILE.render(lang, given="source and file name go together"))
+
+    def _check_run_settings(self) -> None:
+        """The format, device and timeout are ones the run knows."""
+        lang = self.lang
         if self.format not in FORMATS:
             raise UsageProblem(BAD_FORMAT.render(lang, value=self.format, choices=", ".join(FORMATS)))
         if not isinstance(self.device, str) or not _DEVICE.fullmatch(self.device):
@@ -94,12 +105,19 @@ class CheckRequest:
         if self.timeout is not None and not (isinstance(self.timeout, int | float) and math.isfinite(self.timeout)
                                              and self.timeout > 0):
             raise UsageProblem(BAD_TIMEOUT.render(lang, value=self.timeout))
+
+    def _check_only(self) -> None:
+        """--only as a tuple of non-blank check ids (one id given as a string is taken as one)."""
         if isinstance(self.only, str):  # one id given as a string, not a tuple of ids
             object.__setattr__(self, "only", (self.only,))
         object.__setattr__(self, "only", tuple(self.only))
         for cid in self.only:
             if not isinstance(cid, str) or not cid.strip():
-                raise UsageProblem(BAD_ONLY.render(lang, value=cid))
+                raise UsageProblem(BAD_ONLY.render(self.lang, value=cid))
+
+    def _check_counts(self) -> None:
+        """The secret is non-blank bytes; workers and split are whole numbers from 1 to 64."""
+        lang = self.lang
         if self.secret is not None and (not isinstance(self.secret, bytes) or not self.secret.strip()):
             raise UsageProblem(BAD_SECRET.render(lang))
         for name in ("workers", "split"):
