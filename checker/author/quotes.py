@@ -58,14 +58,8 @@ def printed_rows(result) -> list[dict]:
             for i, row in enumerate(result.history)]
 
 
-def false_quotes(kata, mutant_source: str, reference: str, lab, lang: str = "en", *,
-                 parse_flags: FlagParser) -> list[str]:
-    """Train what the [symptom] quotes name (the mutant and the reference, with the kata's [try] flags or
-    the claim's ``other`` flags), as `kata run` does, and say which quoted number it does not print."""
-    symptom = getattr(kata, "symptom", None) or {}
-    quotes = [q for q in symptom.get("quotes", []) if isinstance(q, list | tuple) and len(q) == 4]
-    if not quotes:
-        return []
+def _quote_settings(kata, symptom: dict, lab, lang: str, parse_flags: FlagParser) -> tuple[dict, list[str]]:
+    """The run settings of the kata's [try] flags ("") and the claim's ``other`` flags ("+other"), and what is wrong."""
     flag_sets = {"": tuple(kata.try_args), "+other": tuple(symptom.get("other", ()))}
     out, settings = [], {}
     for suffix, args in flag_sets.items():
@@ -75,16 +69,23 @@ def false_quotes(kata, mutant_source: str, reference: str, lab, lang: str = "en"
                 settings[suffix] = replace(settings[suffix], batch_size=lab.track.thresholds.batch_size)
         except UsageProblem as exc:
             out.append(_say("try_flags", lang, args=list(args), error=exc.message))
-    if out:
-        return out
-    histories: dict[str, list[dict]] = {}
-    wanted = sorted({str(q[0]) for q in quotes})
+    return settings, out
+
+
+def _bad_runs(wanted: list[str], lang: str) -> list[str]:
+    """A line for each quoted run that is not mutant or reference, with or without +other."""
+    out = []
     for run in wanted:
         who, _, extra = run.partition("+")
         if who not in ("mutant", "reference") or extra not in ("", "other"):
             out.append(_say("quote_run", lang, quote=run))
-    if out:
-        return out
+    return out
+
+
+def _quoted_histories(wanted: list[str], settings: dict, mutant_source: str, reference: str, lab,
+                      lang: str) -> tuple[dict[str, list[dict]], list[str]]:
+    """The printed rows of every quoted run (trained as `kata run` does), or the line saying a run failed."""
+    histories: dict[str, list[dict]] = {}
     for suffix in sorted({("+" + r.partition("+")[2]) if "+" in r else "" for r in wanted}):
         names = [r for r in ("mutant", "reference") if r + suffix in wanted]
         sources = [(mutant_source if r == "mutant" else reference, f"{r}.py") for r in names]
@@ -92,7 +93,28 @@ def false_quotes(kata, mutant_source: str, reference: str, lab, lang: str = "en"
             for name, result in zip(names, run_files(sources, settings[suffix], lab), strict=True):
                 histories[name + suffix] = printed_rows(result)
         except RunFailed as exc:
-            return [_say("run_failed", lang, run=" and ".join(names), error=exc.message)]
+            return histories, [_say("run_failed", lang, run=" and ".join(names), error=exc.message)]
+    return histories, []
+
+
+def false_quotes(kata, mutant_source: str, reference: str, lab, lang: str = "en", *,
+                 parse_flags: FlagParser) -> list[str]:
+    """Train what the [symptom] quotes name (the mutant and the reference, with the kata's [try] flags or
+    the claim's ``other`` flags), as `kata run` does, and say which quoted number it does not print."""
+    symptom = getattr(kata, "symptom", None) or {}
+    quotes = [q for q in symptom.get("quotes", []) if isinstance(q, list | tuple) and len(q) == 4]
+    if not quotes:
+        return []
+    settings, out = _quote_settings(kata, symptom, lab, lang, parse_flags)
+    if out:
+        return out
+    wanted = sorted({str(q[0]) for q in quotes})
+    out = _bad_runs(wanted, lang)
+    if out:
+        return out
+    histories, out = _quoted_histories(wanted, settings, mutant_source, reference, lab, lang)
+    if out:
+        return out
     for run, epoch, column, text in quotes:
         rows = [r for r in histories.get(str(run), []) if r.get("epoch") == epoch]
         seen = _printed(rows[0].get(column), str(text)) if rows and column in rows[0] else "nothing"
