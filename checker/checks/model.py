@@ -88,6 +88,33 @@ def init(loop, lab) -> dict:
     }
 
 
+def _matched(mine: list, theirs: list) -> list | None:
+    """The model's parameters in the track's MLP order: as listed, else by distinct shape; None if no match."""
+    if len(mine) != len(theirs):
+        return None
+    if [tuple(p.shape) for p in mine] == [tuple(p.shape) for p in theirs]:
+        return mine
+    by_shape = {tuple(p.shape): p for p in mine}
+    if len(by_shape) != len(mine) or len({tuple(p.shape) for p in theirs}) != len(theirs):
+        return None
+    try:
+        return [by_shape[tuple(p.shape)] for p in theirs]
+    except KeyError:
+        return None
+
+
+def _load_into(spec, model, theirs: list, mine: list) -> None:
+    """Copy the model's parameters, and its buffers when their shapes agree, into the track's MLP (no grad)."""
+    for target, value in zip(theirs, mine, strict=True):
+        target.copy_(value.cpu())
+    # BatchNorm's running statistics too (a forward pass in training mode has moved them)
+    buffers = [b.detach() for b in model.buffers()]
+    spec_buffers = list(spec.buffers())
+    if [tuple(b.shape) for b in buffers] == [tuple(b.shape) for b in spec_buffers]:
+        for target, value in zip(spec_buffers, buffers, strict=True):
+            target.copy_(value.cpu())
+
+
 def _function(model, X, track) -> dict:
     """How far the model's outputs are from the track's MLP computed with the model's own weights.
 
@@ -97,28 +124,13 @@ def _function(model, X, track) -> dict:
     """
     import torch
 
-    mine = [p.detach() for p in model.parameters()]
     spec = track.model.build(0)
     theirs = list(spec.parameters())
-    if len(mine) != len(theirs):
+    mine = _matched([p.detach() for p in model.parameters()], theirs)
+    if mine is None:
         return {"function_diff": None}
-    if [tuple(p.shape) for p in mine] != [tuple(p.shape) for p in theirs]:
-        by_shape = {tuple(p.shape): p for p in mine}
-        if len(by_shape) != len(mine) or len({tuple(p.shape) for p in theirs}) != len(theirs):
-            return {"function_diff": None}
-        try:
-            mine = [by_shape[tuple(p.shape)] for p in theirs]
-        except KeyError:
-            return {"function_diff": None}
     with torch.no_grad():
-        for target, value in zip(theirs, mine, strict=True):
-            target.copy_(value.cpu())
-        # BatchNorm's running statistics too (a forward pass in training mode has moved them)
-        buffers = [b.detach() for b in model.buffers()]
-        spec_buffers = list(spec.buffers())
-        if [tuple(b.shape) for b in buffers] == [tuple(b.shape) for b in spec_buffers]:
-            for target, value in zip(spec_buffers, buffers, strict=True):
-                target.copy_(value.cpu())
+        _load_into(spec, model, theirs, mine)
         model.eval()
         spec.eval()
         got = model(X)
