@@ -247,6 +247,70 @@ def _with_bases(classes: dict[int, Any]) -> dict[int, Any]:
     return classes
 
 
+_Named = tuple[str, Any, str, Any]  # (label, namespace, key, object)
+_Registry = tuple[str, Any, str, Any, int]  # (label, namespace, key, registry, its length)
+
+
+def _hot_names() -> tuple[list[_Named], dict[int, Any]]:
+    """The watched names as they are now, and the watched classes (those names that are classes too)."""
+    hot_names: list[_Named] = []
+    hot_classes: dict[int, Any] = {}
+    for path in _WATCHED:
+        where = _container(path)
+        if where is None:
+            continue
+        mapping, key = where
+        value = mapping.get(key, _MISSING)
+        if value is _MISSING:
+            continue
+        hot_names.append((path, mapping, key, value))
+        if isinstance(value, type):
+            hot_classes[id(value)] = value
+    for path in _WATCHED_CLASSES:
+        cls = _resolve(path)
+        if isinstance(cls, type):
+            hot_classes[id(cls)] = cls
+    return hot_names, hot_classes
+
+
+def _hot_registries() -> list[_Registry]:
+    """The hook registries that exist, each with its length now."""
+    registries: list[_Registry] = []
+    for path in _HOOK_REGISTRIES:
+        where = _container(path)
+        if where is None:
+            continue
+        mapping, key = where
+        registry = mapping.get(key)
+        if registry is not None:
+            registries.append((path, mapping, key, registry, len(registry)))
+    return registries
+
+
+def _cold_snapshot() -> tuple[list[_Named], dict[int, Any], list[_Registry]]:
+    """The cold tier's names (builtins, every kata module's callables), objects and registries."""
+    cold_names: list[_Named] = [(f"builtins.{key}", vars(builtins), key, value)
+                                for key, value in list(vars(builtins).items())
+                                if not key.startswith("_") and callable(value)]
+    cold_objects: dict[int, Any] = {}
+    cold_registries: list[_Registry] = []
+    for name, module in list(sys.modules.items()):
+        if not _is_kata(name) or module is None:
+            continue
+        namespace = vars(module)
+        for attr, value in list(namespace.items()):
+            if callable(value) and not attr.startswith("__"):
+                cold_names.append((f"{name}.{attr}", namespace, attr, value))
+                if isinstance(value, type) and _is_kata(getattr(value, "__module__", "") or ""):
+                    cold_objects[id(value)] = value
+            if isinstance(value, dict) and attr.isupper():  # a registry: REGISTRY, ...
+                cold_registries.append((f"{name}.{attr}", namespace, attr, value, len(value)))
+                for entry in list(value.values()):
+                    if hasattr(entry, "__dict__") and not isinstance(entry, type):
+                        cold_objects[id(entry)] = entry  # a registered object: its fields are watched too
+    return cold_names, cold_objects, cold_registries
+
+
 class TamperGuard:
     """Identity snapshot of what the checks rely on; ``changes()`` lists what no longer matches.
 
@@ -261,50 +325,9 @@ class TamperGuard:
     COLD_EVERY = 0.2
 
     def __init__(self) -> None:
-        hot_names: list[tuple[str, Any, str, Any]] = []  # (label, namespace, key, object)
-        hot_classes: dict[int, Any] = {}
-        for path in _WATCHED:
-            where = _container(path)
-            if where is None:
-                continue
-            mapping, key = where
-            value = mapping.get(key, _MISSING)
-            if value is _MISSING:
-                continue
-            hot_names.append((path, mapping, key, value))
-            if isinstance(value, type):
-                hot_classes[id(value)] = value
-        for path in _WATCHED_CLASSES:
-            cls = _resolve(path)
-            if isinstance(cls, type):
-                hot_classes[id(cls)] = cls
-        registries: list[tuple[str, Any, str, Any, int]] = []
-        for path in _HOOK_REGISTRIES:
-            where = _container(path)
-            if where is None:
-                continue
-            mapping, key = where
-            registry = mapping.get(key)
-            if registry is not None:
-                registries.append((path, mapping, key, registry, len(registry)))
-        cold_names = [(f"builtins.{key}", vars(builtins), key, value)
-                      for key, value in list(vars(builtins).items()) if not key.startswith("_") and callable(value)]
-        cold_objects: dict[int, Any] = {}
-        cold_registries: list[tuple[str, Any, str, Any, int]] = []
-        for name, module in list(sys.modules.items()):
-            if not _is_kata(name) or module is None:
-                continue
-            namespace = vars(module)
-            for attr, value in list(namespace.items()):
-                if callable(value) and not attr.startswith("__"):
-                    cold_names.append((f"{name}.{attr}", namespace, attr, value))
-                    if isinstance(value, type) and _is_kata(getattr(value, "__module__", "") or ""):
-                        cold_objects[id(value)] = value
-                if isinstance(value, dict) and attr.isupper():  # a registry: REGISTRY, ...
-                    cold_registries.append((f"{name}.{attr}", namespace, attr, value, len(value)))
-                    for entry in list(value.values()):
-                        if hasattr(entry, "__dict__") and not isinstance(entry, type):
-                            cold_objects[id(entry)] = entry  # a registered object: its fields are watched too
+        hot_names, hot_classes = _hot_names()
+        registries = _hot_registries()
+        cold_names, cold_objects, cold_registries = _cold_snapshot()
         spaces = {**_with_bases(hot_classes), **_with_bases(cold_objects)}
         self._hot = _Tier(hot_names, [], registries)
         self._cold = _Tier(cold_names, list(spaces.values()), cold_registries)
