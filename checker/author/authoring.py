@@ -164,6 +164,53 @@ def next_number(katas_dir: Path) -> int:
     return (max(numbers) // STEP + 1) * STEP if numbers else STEP
 
 
+def _check_names(mutant_id: str, slug: str, mutants_dir: Path, katas_dir: Path, id_pattern) -> None:
+    """The id and slug are well formed, both folders exist, and neither file is taken."""
+    if not id_pattern.match(mutant_id):
+        raise AuthoringError(f"{mutant_id!r} is not a valid id: use lowercase words joined by '-', "
+                             "e.g. zero-grad-twice")
+    for folder, what in ((mutants_dir, "mutants"), (katas_dir, "katas")):
+        if not folder.is_dir():
+            raise AuthoringError(f"{folder}: no {what} folder here; run `kata new` in a kata checkout "
+                                 f"(or give --{what}-dir)")
+    if not id_pattern.match(slug):
+        raise AuthoringError(f"--slug {slug!r} is not a valid slug: use lowercase words joined by '-', "
+                             "naming the symptom, e.g. schedule-in-a-hurry")
+    mutant_path = mutants_dir / f"{mutant_id}.toml"
+    if mutant_path.exists():
+        raise AuthoringError(f"{mutant_path} already exists; choose another id or edit that file")
+    clash = sorted(katas_dir.glob(f"[0-9][0-9][0-9]-{slug}.toml"))
+    if clash:
+        raise AuthoringError(f"{clash[0]} already exists; choose another id or edit that file")
+
+
+def _kata_path(katas_dir: Path, slug: str, number: int | None) -> Path:
+    """The new kata's file: the number given (or the next free step), which must be three digits and unused."""
+    number = next_number(katas_dir) if number is None else number
+    if not 0 <= number <= 999:
+        raise AuthoringError(f"--number {number}: a kata number has three digits (0-999)")
+    taken = sorted(katas_dir.glob(f"{number:03d}-*.toml"))
+    if taken:
+        raise AuthoringError(f"number {number:03d} is already used by {taken[0].name}; give another --number")
+    return katas_dir / f"{number:03d}-{slug}.toml"
+
+
+def _kata_text(slug: str, mutant_id: str, try_args: Sequence[str], kata_path: Path) -> str:
+    """The kata file's text, checked by parsing it as `kata` will (errors name ``kata_path``)."""
+    kata_text = KATA_TEMPLATE.format(
+        id=slug, mutant=mutant_id, mutant_s=_toml_string(mutant_id),
+        try_args=", ".join(_toml_string(a) for a in try_args),
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / kata_path.name
+        probe.write_text(kata_text, encoding="utf-8")
+        try:
+            parse_kata(probe)
+        except KataFileError as exc:  # a bug in this template, or a bad --try flag
+            raise AuthoringError(str(exc).replace(str(probe), str(kata_path))) from None
+    return kata_text
+
+
 def scaffold(
     mutant_id: str,
     *,
@@ -195,34 +242,14 @@ def scaffold(
     )
     from checker.catalogue.operators import OPERATORS
 
-    if not ID_PATTERN.match(mutant_id):
-        raise AuthoringError(f"{mutant_id!r} is not a valid id: use lowercase words joined by '-', "
-                             "e.g. zero-grad-twice")
-    for folder, what in ((mutants_dir, "mutants"), (katas_dir, "katas")):
-        if not folder.is_dir():
-            raise AuthoringError(f"{folder}: no {what} folder here; run `kata new` in a kata checkout "
-                                 f"(or give --{what}-dir)")
     slug = slug or mutant_id
-    if not ID_PATTERN.match(slug):
-        raise AuthoringError(f"--slug {slug!r} is not a valid slug: use lowercase words joined by '-', "
-                             "naming the symptom, e.g. schedule-in-a-hurry")
-    mutant_path = mutants_dir / f"{mutant_id}.toml"
-    if mutant_path.exists():
-        raise AuthoringError(f"{mutant_path} already exists; choose another id or edit that file")
-    clash = sorted(katas_dir.glob(f"[0-9][0-9][0-9]-{slug}.toml"))
-    if clash:
-        raise AuthoringError(f"{clash[0]} already exists; choose another id or edit that file")
+    _check_names(mutant_id, slug, mutants_dir, katas_dir, ID_PATTERN)
     if operator not in OPERATORS:
         raise AuthoringError(f"unknown operator {operator!r} (known: {', '.join(OPERATORS)})")
     if not killed_by:
         raise AuthoringError("give at least one check that must catch the mutant: --killed-by CHECK_ID")
-    number = next_number(katas_dir) if number is None else number
-    if not 0 <= number <= 999:
-        raise AuthoringError(f"--number {number}: a kata number has three digits (0-999)")
-    kata_path = katas_dir / f"{number:03d}-{slug}.toml"
-    taken = sorted(katas_dir.glob(f"{number:03d}-*.toml"))
-    if taken:
-        raise AuthoringError(f"number {number:03d} is already used by {taken[0].name}; give another --number")
+    mutant_path = mutants_dir / f"{mutant_id}.toml"
+    kata_path = _kata_path(katas_dir, slug, number)
 
     shown = track.reference_path if track is not None else "solutions/loop.py"  # the track's words, not moons'
     aim = {"call": call} if call else {}
@@ -253,17 +280,7 @@ def scaffold(
     diff = "".join(difflib.unified_diff(reference.splitlines(True), mutated.splitlines(True),
                                         shown, f"mutant {mutant_id}", n=2))
 
-    kata_text = KATA_TEMPLATE.format(
-        id=slug, mutant=mutant_id, mutant_s=_toml_string(mutant_id),
-        try_args=", ".join(_toml_string(a) for a in try_args),
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = Path(tmp) / kata_path.name
-        probe.write_text(kata_text, encoding="utf-8")
-        try:
-            parse_kata(probe)
-        except KataFileError as exc:  # a bug in this template, or a bad --try flag
-            raise AuthoringError(str(exc).replace(str(probe), str(kata_path))) from None
+    kata_text = _kata_text(slug, mutant_id, try_args, kata_path)
     unknown = tuple(c for c in killed_by if c not in REGISTRY)
     return Scaffold(mutant_path, kata_path, mutant_text, kata_text, diff, unknown)
 
@@ -286,7 +303,31 @@ def _flags(args: Sequence[str]) -> str:
     return " ".join(args)
 
 
-def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None = None, track=None) -> str:
+def _practice_row(k) -> dict:
+    """A practice kata's row (nothing broken: the learner predicts a run's figures)."""
+    runs = [f"`kata {_flags(run)}`" for run in getattr(k.practice, "runs", ())]
+    guide = ", ".join(f"`kata read {g}`" for g in getattr(k, "guide", ()))
+    return {"number": k.number, "slug": k.slug, "title": k.title.en, "mutant": "",
+            "seen": ", and ".join(runs) or "`kata check`",
+            "teaches": "Practice, nothing broken: predict what the run measures, then compare"
+                       + (f" ({guide})." if guide else ".")}
+
+
+def _kata_row(k, mutants: Mapping) -> dict:
+    """A bug kata's row: how its symptom is seen and what its mutant teaches."""
+    symptom = k.symptom or {}
+    seen = f"`kata run {_flags(k.try_args)}`".replace("kata run `", "kata run`")
+    if symptom.get("other"):
+        seen += f", and again with `{_flags(symptom['other'])}`"
+    if symptom.get("kind") == "check_fails":
+        seen += ", then `kata check`"
+    mutant = mutants.get(getattr(k, "mutant", None) or "")
+    return {"number": k.number, "slug": k.slug, "title": k.title.en, "mutant": getattr(k, "mutant", ""),
+            "seen": seen, "teaches": (mutant.teaches or mutant.title) if mutant else ""}
+
+
+def catalogue_markdown(
+katas_dir: Path | None = None, mutants_dir: Path | None = None, track=None) -> str:
     """docs/katas.md (moons) or docs/katas-<track>.md, from the data: every ready kata of the track (drafts left
     out) and its mutants without one."""
     import jinja2
@@ -297,26 +338,7 @@ def catalogue_markdown(katas_dir: Path | None = None, mutants_dir: Path | None =
     drafts = drafts_of(every, mutants_dir)
     katas = [k for k in every if k.slug not in drafts]
     mutants = load_mutants(resolve_dir(mutants_dir, track))
-    rows = []
-    for k in katas:
-        practice = getattr(k, "practice", None)
-        if practice is not None:  # nothing broken: the learner predicts a run's figures
-            runs = [f"`kata {_flags(run)}`" for run in getattr(practice, "runs", ())]
-            guide = ", ".join(f"`kata read {g}`" for g in getattr(k, "guide", ()))
-            rows.append({"number": k.number, "slug": k.slug, "title": k.title.en, "mutant": "",
-                         "seen": ", and ".join(runs) or "`kata check`",
-                         "teaches": "Practice, nothing broken: predict what the run measures, then compare"
-                                    + (f" ({guide})." if guide else ".")})
-            continue
-        symptom = k.symptom or {}
-        seen = f"`kata run {_flags(k.try_args)}`".replace("kata run `", "kata run`")
-        if symptom.get("other"):
-            seen += f", and again with `{_flags(symptom['other'])}`"
-        if symptom.get("kind") == "check_fails":
-            seen += ", then `kata check`"
-        mutant = mutants.get(getattr(k, "mutant", None) or "")
-        rows.append({"number": k.number, "slug": k.slug, "title": k.title.en, "mutant": getattr(k, "mutant", ""),
-                     "seen": seen, "teaches": (mutant.teaches or mutant.title) if mutant else ""})
+    rows = [_practice_row(k) if getattr(k, "practice", None) is not None else _kata_row(k, mutants) for k in katas]
     used = {getattr(k, "mutant", None) for k in every}
     spare = [m for m in mutants.values() if m.id not in used]
     env = jinja2.Environment(loader=jinja2.PackageLoader("checker", "templates"), keep_trailing_newline=True,
