@@ -430,22 +430,8 @@ CHECK_TEXTS = {
 }
 
 
-def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lang: str = "en", track=None, *,
-                parse_flags: FlagParser) -> int:
-    """`kata new --check NAME`: every missing or failing piece of a kata (or a lone mutant); the exit code.
-    None for a folder: the default one. ``parse_flags`` reads a kata's [try] flags as `kata run` does."""
-    from rich.markup import escape
-
-
-    if track is None and katas_dir is None and mutants_dir is None:  # the track whose kata or mutant this is
-        track = _track_holding(name)
-    track = track or get_track()
-    mutants_dir, katas_dir = resolve_dir(mutants_dir, track), resolve_katas_dir(katas_dir, track)
-    out = console()
-
-    def say(key: str, **params: object) -> str:
-        return CHECK_TEXTS[key].render(lang, **params)
-
+def _load_catalogue(mutants_dir: Path, katas_dir: Path, track) -> tuple[dict, list]:
+    """The track's mutants and katas (drafts too); a file that cannot be read is a usage problem."""
     try:
         mutants = load_mutants(mutants_dir)
     except MutantFileError as exc:
@@ -454,36 +440,43 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
         katas = load_katas(katas_dir, drafts=True, track=track.id)
     except KataFileError as exc:
         raise UsageProblem(f"the kata catalogue cannot be read: {exc}") from None
-    kata = next((k for k in katas if k.slug == name), None) or next(
-        (k for k in katas if getattr(k, "mutant", None) == name), None)
-    mutant_id = getattr(kata, "mutant", None) if kata else name
-    if kata is None and name not in mutants:
-        raise UsageProblem(f"no kata or mutant is called {name!r} (in {katas_dir} and {mutants_dir})")
-    mutant = mutants.get(mutant_id) if mutant_id else None
-    reference = reference_source(track)
-    if mutant is not None:
-        try:
-            apply(mutant, reference)
-        except MutantError as exc:
-            out.print(f"[red]✗[/] {escape(str(exc))}")
-            return 1
-        out.print(escape(say("running", mid=mutant.id, checks=", ".join(mutant.killed_by))))
-        result = verify_one(mutant, track)
-        problems = [p for p in result.problems if p.startswith(mutant.id)]
-        if not result.reference.passed:
-            out.print("[red]✗[/] " + escape(say("ref_fails", problems="; ".join(result.problems[:3]))))
-            return 1
-        refuse_package_write(mutants_dir, "kata new --check (its proofs.json)")
-        if record_proofs(mutants_dir, result.results, reference) is None:
-            raise UsageProblem(f"cannot write {mutants_dir / 'proofs.json'}: the proof was not kept (is the folder "
-                               f"read-only?)")
-        if not problems:
-            out.print("[green]✓[/] " + escape(say("killed", mid=mutant.id)))
-        for problem in problems:
-            out.print(f"[red]✗[/] {escape(problem)}")
-    if kata is None:
-        out.print(f"[yellow]{escape(say('no_kata', mid=name))}[/]")
-        return 0 if mutant is not None and not problems else 1
+    return mutants, katas
+
+
+def _prove_mutant(mutant, reference: str, track, mutants_dir: Path, out, say) -> list[str] | None:
+    """Run the checks the mutant declares, keep the proof and print the verdict; the mutant's problems, or None
+    when the mutant does not apply or the reference fails (the check ends there)."""
+    from rich.markup import escape
+
+
+    try:
+        apply(mutant, reference)
+    except MutantError as exc:
+        out.print(f"[red]✗[/] {escape(str(exc))}")
+        return None
+    out.print(escape(say("running", mid=mutant.id, checks=", ".join(mutant.killed_by))))
+    result = verify_one(mutant, track)
+    problems = [p for p in result.problems if p.startswith(mutant.id)]
+    if not result.reference.passed:
+        out.print("[red]✗[/] " + escape(say("ref_fails", problems="; ".join(result.problems[:3]))))
+        return None
+    refuse_package_write(mutants_dir, "kata new --check (its proofs.json)")
+    if record_proofs(mutants_dir, result.results, reference) is None:
+        raise UsageProblem(f"cannot write {mutants_dir / 'proofs.json'}: the proof was not kept (is the folder "
+                           f"read-only?)")
+    if not problems:
+        out.print("[green]✓[/] " + escape(say("killed", mid=mutant.id)))
+    for problem in problems:
+        out.print(f"[red]✗[/] {escape(problem)}")
+    return problems
+
+
+def _report_kata(kata, mutant, mutants: dict, reference: str, mutants_dir: Path, katas_dir: Path, track,
+                 lang: str, out, say, parse_flags: FlagParser) -> int:
+    """Print whether the kata is ready (refreshing the catalogue page) or a draft and why; the exit code."""
+    from rich.markup import escape
+
+
     reasons = draft_reasons(kata, mutants, load_proofs(mutants_dir), reference, lang)
     if mutant is not None and not symptom_problems(kata):  # the claim is complete: are its numbers true?
         reasons += false_quotes(kata, apply(mutant, reference), reference, prepared_lab("cpu", track), lang,
@@ -500,6 +493,46 @@ def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lan
     for reason in reasons:
         out.print(f"  [red]✗[/] {escape(reason)}")
     return 1
+
+
+def _kata_called(name: str, katas: list):
+    """The kata whose slug is ``name``, else the one whose mutant is ``name``; None if neither."""
+    return next((k for k in katas if k.slug == name), None) or next(
+        (k for k in katas if getattr(k, "mutant", None) == name), None)
+
+
+def check_draft(name: str, mutants_dir: Path | None, katas_dir: Path | None, lang: str = "en", track=None, *,
+                parse_flags: FlagParser) -> int:
+    """`kata new --check NAME`: every missing or failing piece of a kata (or a lone mutant); the exit code.
+    None for a folder: the default one. ``parse_flags`` reads a kata's [try] flags as `kata run` does."""
+    from rich.markup import escape
+
+
+    if track is None and katas_dir is None and mutants_dir is None:  # the track whose kata or mutant this is
+        track = _track_holding(name)
+    track = track or get_track()
+    mutants_dir, katas_dir = resolve_dir(mutants_dir, track), resolve_katas_dir(katas_dir, track)
+    out = console()
+
+    def say(key: str, **params: object) -> str:
+        return CHECK_TEXTS[key].render(lang, **params)
+
+    mutants, katas = _load_catalogue(mutants_dir, katas_dir, track)
+    kata = _kata_called(name, katas)
+    mutant_id = getattr(kata, "mutant", None) if kata else name
+    if kata is None and name not in mutants:
+        raise UsageProblem(f"no kata or mutant is called {name!r} (in {katas_dir} and {mutants_dir})")
+    mutant = mutants.get(mutant_id) if mutant_id else None
+    reference = reference_source(track)
+    if mutant is not None:
+        problems = _prove_mutant(mutant, reference, track, mutants_dir, out, say)
+        if problems is None:
+            return 1
+    if kata is None:
+        out.print(f"[yellow]{escape(say('no_kata', mid=name))}[/]")
+        return 0 if mutant is not None and not problems else 1
+    return _report_kata(kata, mutant, mutants, reference, mutants_dir, katas_dir, track, lang, out, say,
+                        parse_flags)
 
 
 def _track_holding(name: str):
