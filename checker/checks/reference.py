@@ -638,8 +638,53 @@ def make_loader(loop, lab) -> dict:
     turns = [i for (_, ia), _ in zip(one, two, strict=False) for i in ia.reshape(-1).tolist()]
     alone = flat[0][:len(turns)]
     out["interleaved"] = {"same": turns == alone, "a": alone[:6], "c": turns[:6]}
+    out["seed_points"] = _seed_points(loop, X, b)
     out["inputs"] = "" if torch.equal(X, X_before) else "X"
     return out
+
+
+SEED_HEAD = 16
+"""The indices of the first epoch's order kept at each of the seed domain's points."""
+
+
+def _seed_points(loop, X, b: int) -> list[dict]:
+    """The first epoch's order (its first ``SEED_HEAD`` indices) at every point of the seed's domain (0, each power
+    of ten, 2**32 - 1, the course's seeds): a seed reduced, capped or raised past some threshold shows as an order
+    that leaves the reference's past it."""
+    import torch
+
+    from checker.setting.coverage import points
+    from checker.setting.domains import domain_of
+
+    index = torch.arange(len(X))
+    out = []
+    for seed in points(domain_of("make_loader", "seed")):
+        batches, _ = _one_epoch(loop.make_loader(X, index, batch_size=b, seed=int(seed)), X)
+        out.append({"seed": int(seed), "order": [i for batch in batches for i in batch][:SEED_HEAD]})
+    return out
+
+
+LOADER_SEED_POINT = Message(
+    en="make_loader(X, y, batch_size={b}, seed={seed}) gave another first order ({got}…) than the reference "
+    "({want}…), while at seed={agree} the two agree: a seed of that size is handled differently (cut short, "
+    "capped or raised), so runs meant to differ may repeat each other",
+    es="make_loader(X, y, batch_size={b}, seed={seed}) dio otro primer orden ({got}…) que la referencia "
+    "({want}…), mientras que con seed={agree} los dos coinciden: una semilla de ese tamaño se trata de otra manera "
+    "(recortada, topada o subida), así que ejecuciones que deberían diferir pueden repetirse",
+)
+
+
+def _seed_points_verdict(mine: dict, ref: dict):
+    """Where the file's order agrees with the reference's at some seed of the domain, it must agree at every one
+    (a loader that shuffles its own correct way agrees at none and is judged by the other cases)."""
+    got, want = mine.get("seed_points") or [], ref.get("seed_points") or []
+    same = [g["order"] == w["order"] for g, w in zip(got, want, strict=False)]
+    if not any(same) or all(same) or len(got) != len(want):
+        return None
+    agree = next(g["seed"] for g, ok in zip(got, same, strict=True) if ok)
+    bad = next((g, w) for g, w, ok in zip(got, want, same, strict=True) if not ok)
+    return failed(LOADER_SEED_POINT, b=ref["b"], seed=bad[1]["seed"], got=_head(bad[0]["order"]),
+                  want=_head(bad[1]["order"]), agree=agree)
 
 
 def _loader_rows(loop, X, seed: int, cases) -> list[dict]:
@@ -717,7 +762,7 @@ def _(mine: dict, ref: dict):
                       **args)
     if "defaults" in ref and not mine["defaults"]["same"] and ref["defaults"]["same"]:
         return failed(LOADER_DEFAULTS, a=_head(mine["defaults"]["a"]), c=_head(mine["defaults"]["c"]))
-    return verdict
+    return _seed_points_verdict(mine, ref) or verdict
 
 
 def _head(xs: list[int]) -> str:
