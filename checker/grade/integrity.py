@@ -152,33 +152,43 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in _DUNDERS:
-            parent = self.parents.get(id(node))
-            fine = _NAME_ONLY.get(node.attr, set())
-            if not (isinstance(parent, ast.Attribute) and parent.attr in fine and isinstance(node.ctx, ast.Load)):
-                self.note(node, "dunder", node.attr)
+            self._dunder(node)
         dotted = _dotted(node)
         if dotted:
-            full = self._resolved(dotted)
-            parts = full.split(".")
-            if len(parts) >= 2:
-                key = (parts[-2], parts[-1])
-                kind = _ATTRS.get(key)
-                if kind and parts[-2] in ("sys", "os"):
-                    self.note(node, kind, f"{key[0]}.{key[1]}")
-                elif parts[-2] == "os" and parts[-1].startswith(_OS_PREFIXES):
-                    self.note(node, "process", f"os.{parts[-1]}")
-                elif parts[-2] == "io" and parts[-1] in _IO_FILES:
-                    self.note(node, "files", f"io.{parts[-1]}")
-            if any(part.startswith(_HOOK_NAMES) for part in parts[1:]):
-                self.note(node, "hooks", full)
+            self._dotted_name(node, self._resolved(dotted))
         if node.attr in _PATH_METHODS:
-            # pathlib: Path(...).read_text(), p.write_text() ... (a method of that name on anything)
-            parent = self.parents.get(id(node))
-            if isinstance(parent, ast.Call) and parent.func is node and node.attr != "open" or (
-                    node.attr == "open" and isinstance(parent, ast.Call) and parent.func is node
-                    and _dotted(node.value) not in ("io",)):
-                self.note(node, "files", f".{node.attr}()")
+            self._path_method(node)
         self.generic_visit(node)
+
+    def _dunder(self, node: ast.Attribute) -> None:
+        """A dunder attribute, unless read where only its name is taken (e.g. ``x.__class__.__name__``)."""
+        parent = self.parents.get(id(node))
+        fine = _NAME_ONLY.get(node.attr, set())
+        if not (isinstance(parent, ast.Attribute) and parent.attr in fine and isinstance(node.ctx, ast.Load)):
+            self.note(node, "dunder", node.attr)
+
+    def _dotted_name(self, node: ast.Attribute, full: str) -> None:
+        """A dotted name that reaches sys, os, io's files or a hook."""
+        parts = full.split(".")
+        if len(parts) >= 2:
+            key = (parts[-2], parts[-1])
+            kind = _ATTRS.get(key)
+            if kind and parts[-2] in ("sys", "os"):
+                self.note(node, kind, f"{key[0]}.{key[1]}")
+            elif parts[-2] == "os" and parts[-1].startswith(_OS_PREFIXES):
+                self.note(node, "process", f"os.{parts[-1]}")
+            elif parts[-2] == "io" and parts[-1] in _IO_FILES:
+                self.note(node, "files", f"io.{parts[-1]}")
+        if any(part.startswith(_HOOK_NAMES) for part in parts[1:]):
+            self.note(node, "hooks", full)
+
+    def _path_method(self, node: ast.Attribute) -> None:
+        """pathlib: Path(...).read_text(), p.write_text() ... (a method of that name on anything)."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node and node.attr != "open" or (
+                node.attr == "open" and isinstance(parent, ast.Call) and parent.func is node
+                and _dotted(node.value) not in ("io",)):
+            self.note(node, "files", f".{node.attr}()")
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Name) and node.func.id in _CALLS:
@@ -232,29 +242,40 @@ _REACHES_GLOBALS = {"globals()", "sys.modules", "exec()", "eval()", "compile()",
 """Ways a file may rebind its own ``__name__`` without naming it in an assignment."""
 
 
+def _statement_binding(node: ast.AST) -> str | None:
+    """How a statement binds ``__name__`` (an assignment, global, import or def), if it does."""
+    if isinstance(node, ast.Name) and node.id == "__name__" and isinstance(node.ctx, ast.Store | ast.Del):
+        return "__name__ = ..."
+    if isinstance(node, ast.Global | ast.Nonlocal) and "__name__" in node.names:
+        return "global __name__"
+    if isinstance(node, ast.alias) and node.asname == "__name__":
+        return "import ... as __name__"
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == "__name__":
+        return "def __name__"
+    return None
+
+
+def _access_binding(node: ast.AST) -> str | None:
+    """How an attribute, a key or a call's argument binds ``__name__``, if it does."""
+    if isinstance(node, ast.Attribute) and node.attr == "__name__" and isinstance(node.ctx, ast.Store | ast.Del):
+        return f"{_dotted(node) or '...'} = ..."
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) and isinstance(
+            node.slice, ast.Constant) and node.slice.value == "__name__":
+        return "[\"__name__\"] = ..."
+    if isinstance(node, ast.Call) and any(isinstance(a, ast.Constant) and a.value == "__name__" for a in node.args):
+        return f"{_dotted(node.func) or 'a call'}(..., \"__name__\", ...)"
+    if isinstance(node, ast.Call) and any(k.arg == "__name__" for k in node.keywords):
+        return f"{_dotted(node.func) or 'a call'}(__name__=...)"
+    return None
+
+
 def _name_bindings(tree: ast.AST) -> list[tuple[int, str]]:
     """Where the file binds ``__name__`` (line, how), as a statement, an attribute, a key or an argument."""
     found = []
     for node in ast.walk(tree):
-        line = getattr(node, "lineno", 0)
-        if isinstance(node, ast.Name) and node.id == "__name__" and isinstance(node.ctx, ast.Store | ast.Del):
-            found.append((line, "__name__ = ..."))
-        elif isinstance(node, ast.Global | ast.Nonlocal) and "__name__" in node.names:
-            found.append((line, "global __name__"))
-        elif isinstance(node, ast.alias) and node.asname == "__name__":
-            found.append((line, "import ... as __name__"))
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == "__name__":
-            found.append((line, "def __name__"))
-        elif isinstance(node, ast.Attribute) and node.attr == "__name__" and isinstance(node.ctx, ast.Store | ast.Del):
-            found.append((line, f"{_dotted(node) or '...'} = ..."))
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) and isinstance(
-                node.slice, ast.Constant) and node.slice.value == "__name__":
-            found.append((line, "[\"__name__\"] = ..."))
-        elif isinstance(node, ast.Call) and any(isinstance(a, ast.Constant) and a.value == "__name__"
-                                                 for a in node.args):
-            found.append((line, f"{_dotted(node.func) or 'a call'}(..., \"__name__\", ...)"))
-        elif isinstance(node, ast.Call) and any(k.arg == "__name__" for k in node.keywords):
-            found.append((line, f"{_dotted(node.func) or 'a call'}(__name__=...)"))
+        how = _statement_binding(node) or _access_binding(node)
+        if how is not None:
+            found.append((getattr(node, "lineno", 0), how))
     return found
 
 
