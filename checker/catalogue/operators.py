@@ -298,35 +298,52 @@ class Site:
         """
         found = self.find_all(target, kind)
         if kind == ARGUMENT and target.strip().isidentifier():
-            named = {id(n) for n in found} | {id(n) for n in self.index.nodes[ARGUMENT]
-                                              if n.keyword is not None and n.keyword.value == target.strip()}
-            found = [n for n in self.index.nodes[ARGUMENT] if id(n) in named]  # file order, as visited
+            found = self._with_keyword(found, target.strip())
         if call is not None:
-            calls = self._calls_named(call)
-            if not calls:
-                raise TargetError(f"call {call!r} matches no call in {self.function}()")
-            found = [n for n in found if any(self.contains(c, n) and c is not n for c in calls)]
-            if not found:
-                raise TargetError(f"target {target!r} matches no {kind} inside a call to {call!r} "
-                                  f"in {self.function}()")
+            found = self._inside_call(found, call, target, kind)
         if not found:
             raise TargetError(f"target {target!r} matches no {kind} in {self.function}()")
         if occurrence is not None:
-            if not 1 <= occurrence <= len(found):
-                raise TargetError(f"occurrence = {occurrence}, but target {target!r} matches {len(found)} "
-                                  f"{kind}(s) in {self.function}() (count from 1, in file order)")
-            return [found[occurrence - 1]]
+            return [self._occurrence(found, occurrence, target, kind)]
         if len(found) > 1 and not every:
-            lines = ", ".join(str(self.line_of(n)) for n in found)
-            hint = "make it longer so it names one place"
-            if kind == ARGUMENT:
-                hint = "name the call it belongs to (call = \"torch.optim.Adam\")"
-            raise TargetError(
-                f"target {target!r} matches {len(found)} {kind}s in {self.function}() (lines {lines}); "
-                f"{hint}, or pick one with occurrence = N (1 = line {lines.split(',')[0]}), "
-                "or set every = true"
-            )
+            raise self._ambiguous(found, target, kind)
         return found
+
+    def _with_keyword(self, found: list[cst.CSTNode], name: str) -> list[cst.CSTNode]:
+        """``found`` and every keyword argument called ``name``, in file order."""
+        named = {id(n) for n in found} | {id(n) for n in self.index.nodes[ARGUMENT]
+                                          if n.keyword is not None and n.keyword.value == name}
+        return [n for n in self.index.nodes[ARGUMENT] if id(n) in named]  # file order, as visited
+
+    def _inside_call(self, found: list[cst.CSTNode], call: str, target: str, kind: str) -> list[cst.CSTNode]:
+        """The places of ``found`` inside a call ``call`` names; TargetError when there are none."""
+        calls = self._calls_named(call)
+        if not calls:
+            raise TargetError(f"call {call!r} matches no call in {self.function}()")
+        found = [n for n in found if any(self.contains(c, n) and c is not n for c in calls)]
+        if not found:
+            raise TargetError(f"target {target!r} matches no {kind} inside a call to {call!r} "
+                              f"in {self.function}()")
+        return found
+
+    def _occurrence(self, found: list[cst.CSTNode], occurrence: int, target: str, kind: str) -> cst.CSTNode:
+        """The ``occurrence``-th place of ``found`` (1-based); TargetError when out of range."""
+        if not 1 <= occurrence <= len(found):
+            raise TargetError(f"occurrence = {occurrence}, but target {target!r} matches {len(found)} "
+                              f"{kind}(s) in {self.function}() (count from 1, in file order)")
+        return found[occurrence - 1]
+
+    def _ambiguous(self, found: list[cst.CSTNode], target: str, kind: str) -> TargetError:
+        """The error for a target that names several places, with their lines and how to name one."""
+        lines = ", ".join(str(self.line_of(n)) for n in found)
+        hint = "make it longer so it names one place"
+        if kind == ARGUMENT:
+            hint = "name the call it belongs to (call = \"torch.optim.Adam\")"
+        return TargetError(
+            f"target {target!r} matches {len(found)} {kind}s in {self.function}() (lines {lines}); "
+            f"{hint}, or pick one with occurrence = N (1 = line {lines.split(',')[0]}), "
+            "or set every = true"
+        )
 
     def _calls_named(self, call: str) -> list[cst.Call]:
         """The calls whose callee, or whole text, is ``call`` (normalised)."""
