@@ -98,30 +98,46 @@ def _candidates(site: Site) -> Iterator[tuple[str, cst.CSTNode, str, dict]]:
     """(operator, node, target text, extra args) for every edit worth trying in this function."""
     statements = [(n, t) for n, t in site.places(STATEMENT) if not _is_docstring(n)]
     for node, text in statements:
-        if not _simple(node, cst.Return):
-            yield "delete_statement", node, text, {}
-        body, i = site.block_of(node)
-        if i + 1 < len(body):
-            yield "swap_statements", node, text, {}
-        parent = site.parent(site.parent(node)) if site.parent(node) is not None else None
-        if isinstance(parent, cst.For | cst.While) and not _simple(node, cst.Return):
-            header = site.canonical_of(parent, STATEMENT)
-            yield "move_statement", node, text, {"anchor": header, "position": "after"}
-            yield "move_statement", node, text, {"anchor": header, "position": "before"}
-        if isinstance(node, cst.For | cst.While):
-            if i + 1 < len(body) and not _simple(body[i + 1], cst.Return):
-                after = site.canonical_of(body[i + 1], STATEMENT)
-                yield "move_statement", body[i + 1], after, {"anchor": text, "position": "last_in"}
-            if i > 0:
-                before = site.canonical_of(body[i - 1], STATEMENT)
-                yield "move_statement", body[i - 1], before, {"anchor": text, "position": "first_in"}
-        if isinstance(node, cst.With):
-            yield "unwrap_with", node, text, {}
-        if _simple(node, cst.Assign) and ".to(" in site.code(node.body[0].value):
-            yield "drop_assignment", node, text, {}
-        if _simple(node, cst.Expr) and isinstance(node.body[0].value, cst.Call):
-            call = node.body[0].value
-            yield "remove_call", call, site.canonical_of(call, EXPRESSION), {}
+        yield from _statement_candidates(site, node, text)
+    yield from _expression_candidates(site)
+    yield from _argument_candidates(site)
+
+
+def _statement_candidates(site: Site, node: cst.CSTNode, text: str) -> Iterator[tuple[str, cst.CSTNode, str, dict]]:
+    """The edits of one statement: deleted, swapped, moved across its loop, unwrapped, dropped, uncalled."""
+    if not _simple(node, cst.Return):
+        yield "delete_statement", node, text, {}
+    body, i = site.block_of(node)
+    if i + 1 < len(body):
+        yield "swap_statements", node, text, {}
+    parent = site.parent(site.parent(node)) if site.parent(node) is not None else None
+    if isinstance(parent, cst.For | cst.While) and not _simple(node, cst.Return):
+        header = site.canonical_of(parent, STATEMENT)
+        yield "move_statement", node, text, {"anchor": header, "position": "after"}
+        yield "move_statement", node, text, {"anchor": header, "position": "before"}
+    if isinstance(node, cst.For | cst.While):
+        yield from _into_loop_candidates(site, text, body, i)
+    if isinstance(node, cst.With):
+        yield "unwrap_with", node, text, {}
+    if _simple(node, cst.Assign) and ".to(" in site.code(node.body[0].value):
+        yield "drop_assignment", node, text, {}
+    if _simple(node, cst.Expr) and isinstance(node.body[0].value, cst.Call):
+        call = node.body[0].value
+        yield "remove_call", call, site.canonical_of(call, EXPRESSION), {}
+
+
+def _into_loop_candidates(site: Site, text: str, body: Sequence, i: int) -> Iterator[tuple[str, Any, str, dict]]:
+    """The loop ``body[i]``'s neighbours moved into it: the next one last, the previous one first."""
+    if i + 1 < len(body) and not _simple(body[i + 1], cst.Return):
+        after = site.canonical_of(body[i + 1], STATEMENT)
+        yield "move_statement", body[i + 1], after, {"anchor": text, "position": "last_in"}
+    if i > 0:
+        before = site.canonical_of(body[i - 1], STATEMENT)
+        yield "move_statement", body[i - 1], before, {"anchor": text, "position": "first_in"}
+
+
+def _expression_candidates(site: Site) -> Iterator[tuple[str, cst.CSTNode, str, dict]]:
+    """Each ``.item()`` / ``.to()`` call dropped."""
     for node, text in site.places(EXPRESSION):
         if (
             isinstance(node, cst.Call)
@@ -129,6 +145,10 @@ def _candidates(site: Site) -> Iterator[tuple[str, cst.CSTNode, str, dict]]:
             and node.func.attr.value in METHODS_TO_DROP
         ):
             yield "drop_method_call", node, text, {}
+
+
+def _argument_candidates(site: Site) -> Iterator[tuple[str, cst.CSTNode, str, dict]]:
+    """Each keyword argument removed, and each boolean one flipped."""
     for node, text in site.places(ARGUMENT):
         if node.keyword is None:
             continue
@@ -201,11 +221,17 @@ def _jumps(stmt: ast.stmt) -> bool:
 
 
 def _swap_is_equivalent(a: ast.stmt, b: ast.stmt) -> str | None:
+    """Why swapping two neighbouring statements cannot be observed, when the code shows it; else None."""
     guards = _equality_guard(a), _equality_guard(b)
     if all(guards) and guards[0][0] == guards[1][0] and guards[0][1] != guards[1][1]:
         return f"the two conditions on {guards[0][0]} exclude each other, so at most one block runs"
     if _jumps(a) or _jumps(b):
         return None
+    return _independent(a, b) or _zero_grad_apart(a, b) or _seeds_apart(a, b)
+
+
+def _independent(a: ast.stmt, b: ast.stmt) -> str | None:
+    """The reason when the two statements share no written variable and one or both only compute values."""
     wa, ra, ca = _names(a)
     wb, rb, cb = _names(b)
     conflict = (wa & (rb | wb)) | (wb & ra)
@@ -215,12 +241,24 @@ def _swap_is_equivalent(a: ast.stmt, b: ast.stmt) -> str | None:
         return (
             "they share no variable, and one of them only computes values (it cannot see the other's effects)"
         )
+    return None
+
+
+def _zero_grad_apart(a: ast.stmt, b: ast.stmt) -> str | None:
+    """The reason when one statement is a lone ``zero_grad()`` and the other never touches gradients."""
     for one, other in ((a, b), (b, a)):
         calls = _names(one)[2]
         if isinstance(one, ast.Expr) and len(calls) == 1 and calls[0].endswith(".zero_grad"):
             text = ast.unparse(other)
             if not any(g in c for c in _names(other)[2] for g in _GRAD_CALLS) and ".grad" not in text:
                 return "zero_grad() only clears .grad; the other statement neither reads nor writes gradients"
+    return None
+
+
+def _seeds_apart(a: ast.stmt, b: ast.stmt) -> str | None:
+    """The reason when the two statements seed two different random generators and assign nothing."""
+    wa, _, ca = _names(a)
+    wb, _, cb = _names(b)
     seeds = [_SEEDERS.get(c[0]) for c in (ca, cb) if len(c) == 1]
     if len(seeds) == 2 and all(seeds) and seeds[0] != seeds[1] and not (wa | wb):
         return "they seed two different random generators; the order does not matter"
@@ -429,8 +467,39 @@ def run_generated(
     ref_source = reference if reference is not None else reference_source(getattr(lab, "track", None))
     ids = ordered_ids(None, device=getattr(lab, "device", "cpu"), track=getattr(lab, "track", None))
     results = [MutantResult(g.mutant, "Pending", source=g.source) for g in generated]  # built once, by generate
-    by_id = {r.mutant.id: r for r in results}
     behaviour: dict[str, str | None] = {}
+    todo, hits = _from_cache(generated, results, cache, behaviour)
+    ref_entry = cache.get(ref_source) if cache else None
+    ref = ReferenceResult(seeds=[0])
+    if todo or ref_entry is None:
+        if lab is None:
+            from checker.setting.lab import Lab
+
+            lab = Lab().prepare()
+        reports = _grade_with_reference(todo, ref_source, lab, ids, on_check, on_done)
+        first, again = reports[0], reports[1]
+        ref_figures = _figures(first)
+        _fill_reference(ref, first)
+        if cache is not None:
+            cache.put(ref_source, {"verdicts": ref.verdicts, "messages": ref.messages, "error": ref.error})
+        noisy = _noisy(ref_figures, _figures(again))
+        _settle_fresh(todo, reports[2:], ref_figures, noisy, cache, behaviour)
+        if cache is not None:
+            cache.save()
+    else:
+        ref.verdicts, ref.messages, ref.error = ref_entry["verdicts"], ref_entry["messages"], ref_entry["error"]
+    verification = Verification(
+        reference=ref, results=results, check_ids=ids, reference_source=ref_source,
+        seconds={"total": time.perf_counter() - started}, config={"seeds": 1, "checks": ids, "workers": 2},
+        reference_name=lab.track.reference_path if lab is not None else REFERENCE_NAME,
+    )
+    return verification, behaviour, hits
+
+
+def _from_cache(generated: Sequence[Generated], results: list[MutantResult], cache: VerdictCache | None,
+                behaviour: dict[str, str | None]) -> tuple[list[MutantResult], int]:
+    """(results still to grade, verdicts taken from the cache): cached verdicts are filled in ``results``."""
+    by_id = {r.mutant.id: r for r in results}
     hits = 0
     todo = []
     for g in generated:
@@ -444,56 +513,53 @@ def run_generated(
         hits += 1
         r.status, r.reason, r.checks, r.messages = entry["status"], entry["reason"], entry["checks"], {}
         behaviour[g.mutant.id] = IDENTICAL if entry.get("identical") else None
-    ref_entry = cache.get(ref_source) if cache else None
-    ref = ReferenceResult(seeds=[0])
-    if todo or ref_entry is None:
-        if lab is None:
-            from checker.setting.lab import Lab
+    return todo, hits
 
-            lab = Lab().prepare()
-        subs = [Submission(ref_source, REFERENCE_NAME), Submission(ref_source, REFERENCE_AGAIN)]
-        subs += [Submission(r.source, f"mutants/{r.mutant.id}.py") for r in todo]
-        names = {s.filename: (s.filename if i < 2 else todo[i - 2].mutant.id) for i, s in enumerate(subs)}
 
-        def _on_check(sub, res) -> None:
-            if on_check:
-                on_check(names[sub.filename], res.id, res.status)
+def _grade_with_reference(todo: list[MutantResult], ref_source: str, lab, ids, on_check: Callable | None,
+                          on_done: Callable | None) -> list:
+    """The reports of the reference, the reference again, then each mutant to grade, in that order."""
+    subs = [Submission(ref_source, REFERENCE_NAME), Submission(ref_source, REFERENCE_AGAIN)]
+    subs += [Submission(r.source, f"mutants/{r.mutant.id}.py") for r in todo]
+    names = {s.filename: (s.filename if i < 2 else todo[i - 2].mutant.id) for i, s in enumerate(subs)}
 
-        def _on_report(report) -> None:
-            if on_done:
-                on_done(names[report.file], "error" if report.error else ("pass" if report.passed else "fail"))
+    def _on_check(sub, res) -> None:
+        if on_check:
+            on_check(names[sub.filename], res.id, res.status)
 
-        reports = grade(subs, lab, check_ids=ids, workers=2, split=1, on_check=_on_check, on_report=_on_report)
-        first, again = reports[0], reports[1]
-        ref_figures = _figures(first)
-        again_figures = _figures(again)
-        noisy = {k for k in set(ref_figures) | set(again_figures)
-                 if ref_figures.get(k, _MISSING) != again_figures.get(k, _MISSING)}
-        if first.error is not None:
-            ref.error = f"{first.error_kind}: {first.error}"
-        for c in first.checks:
-            ref.verdicts[c.id] = [c.status]
-            if c.status != "pass":
-                ref.messages[c.id] = c.message.splitlines()[0] if c.message else ""
+    def _on_report(report) -> None:
+        if on_done:
+            on_done(names[report.file], "error" if report.error else ("pass" if report.passed else "fail"))
+
+    return grade(subs, lab, check_ids=ids, workers=2, split=1, on_check=_on_check, on_report=_on_report)
+
+
+def _noisy(ref_figures: dict[str, Any], again_figures: dict[str, Any]) -> set[str]:
+    """The figures that differ between two runs of the reference itself."""
+    return {k for k in set(ref_figures) | set(again_figures)
+            if ref_figures.get(k, _MISSING) != again_figures.get(k, _MISSING)}
+
+
+def _fill_reference(ref: ReferenceResult, first) -> None:
+    """The reference's error, verdicts and first message line of each check it did not pass."""
+    if first.error is not None:
+        ref.error = f"{first.error_kind}: {first.error}"
+    for c in first.checks:
+        ref.verdicts[c.id] = [c.status]
+        if c.status != "pass":
+            ref.messages[c.id] = c.message.splitlines()[0] if c.message else ""
+
+
+def _settle_fresh(todo: list[MutantResult], reports: Sequence, ref_figures: dict[str, Any], noisy: set[str],
+                  cache: VerdictCache | None, behaviour: dict[str, str | None]) -> None:
+    """Each graded mutant's verdict and behavioural equivalence, put in the cache."""
+    for r, report in zip(todo, reports, strict=True):
+        settle(r, report)
+        same = r.status == SURVIVED and identical_behaviour(_figures(report), ref_figures, noisy)
+        behaviour[r.mutant.id] = IDENTICAL if same else None
         if cache is not None:
-            cache.put(ref_source, {"verdicts": ref.verdicts, "messages": ref.messages, "error": ref.error})
-        for r, report in zip(todo, reports[2:], strict=True):
-            settle(r, report)
-            same = r.status == SURVIVED and identical_behaviour(_figures(report), ref_figures, noisy)
-            behaviour[r.mutant.id] = IDENTICAL if same else None
-            if cache is not None:
-                cache.put(r.source or "", {"status": r.status, "reason": r.reason, "checks": r.checks,
-                                           "identical": same})
-        if cache is not None:
-            cache.save()
-    else:
-        ref.verdicts, ref.messages, ref.error = ref_entry["verdicts"], ref_entry["messages"], ref_entry["error"]
-    verification = Verification(
-        reference=ref, results=results, check_ids=ids, reference_source=ref_source,
-        seconds={"total": time.perf_counter() - started}, config={"seeds": 1, "checks": ids, "workers": 2},
-        reference_name=lab.track.reference_path if lab is not None else REFERENCE_NAME,
-    )
-    return verification, behaviour, hits
+            cache.put(r.source or "", {"status": r.status, "reason": r.reason, "checks": r.checks,
+                                       "identical": same})
 
 
 def render_generated(result, generated: Sequence[Generated], out, behaviour: dict | None = None,
@@ -502,9 +568,6 @@ def render_generated(result, generated: Sequence[Generated], out, behaviour: dic
 
     A survivor is equivalent when the code shows it (``Generated.equivalent``) or when every check
     measured the same figures as on the reference (``behaviour``)."""
-    from rich.markup import escape
-
-
     behaviour = behaviour or {}
     by_id = {g.mutant.id: g for g in generated}
 
@@ -513,9 +576,6 @@ def render_generated(result, generated: Sequence[Generated], out, behaviour: dic
 
     survivors = [r for r in result.results if r.status == SURVIVED]
     gaps = [r for r in survivors if not reason(r.mutant.id)]
-    flagged_killed = [
-        r for r in result.results if r.status in (KILLED, TIMEOUT) and by_id[r.mutant.id].equivalent
-    ]
     ref = result.reference
     if not ref.passed:
         out.print(f"[bold red]the reference does not pass: {', '.join(ref.failing) or ref.error}[/]")
@@ -525,21 +585,42 @@ def render_generated(result, generated: Sequence[Generated], out, behaviour: dic
         f"score {result.score:.1f}% in {result.seconds.get('total', 0.0):.1f} s"
         + (f" ({cached} verdict(s) from the cache)" if cached else "")
     )
+    _print_gaps(out, gaps, by_id)
+    _print_equivalents(out, [r for r in survivors if reason(r.mutant.id)], reason)
+    _print_flagged_killed(out, result, by_id)
+    kills = {c: sum(r.checks.get(c, "pass") != "pass" for r in result.results) for c in result.check_ids}
+    out.print("[dim]kills per check: " + ", ".join(f"{c} {k}" for c, k in kills.items()) + "[/]")
+    return 0 if ref.passed and not gaps else 1
+
+
+def _print_gaps(out, gaps: Sequence[MutantResult], by_id: dict[str, Generated]) -> None:
+    """The survivors no check notices and nothing recognises as equivalent, with their edits."""
+    from rich.markup import escape
+
     if gaps:
         out.print(f"[bold red]{len(gaps)} survivor(s) no check notices (gaps, or equivalents to judge):[/]")
         for r in gaps:
             g = by_id[r.mutant.id]
             out.print(f"  [red]-[/] {escape(r.mutant.id)}  [dim]{escape(g.summary)}[/]")
-    equivalents = [r for r in survivors if reason(r.mutant.id)]
+
+
+def _print_equivalents(out, equivalents: Sequence[MutantResult], reason: Callable[[str], str | None]) -> None:
+    """The survivors recognised as equivalent, each with the reason."""
+    from rich.markup import escape
+
     if equivalents:
         out.print("[dim]survivors recognised as equivalent:[/]")
         for r in equivalents:
             out.print(f"[dim]  - {escape(r.mutant.id)}: {escape(reason(r.mutant.id) or '')}[/]")
+
+
+def _print_flagged_killed(out, result, by_id: dict[str, Generated]) -> None:
+    """The mutants the code flagged as equivalent that a check killed all the same (the flag was wrong)."""
+    flagged_killed = [
+        r for r in result.results if r.status in (KILLED, TIMEOUT) and by_id[r.mutant.id].equivalent
+    ]
     if flagged_killed:
         out.print(
             "[yellow]flagged as equivalent but killed (the flag was wrong):[/] "
             + ", ".join(r.mutant.id for r in flagged_killed)
         )
-    kills = {c: sum(r.checks.get(c, "pass") != "pass" for r in result.results) for c in result.check_ids}
-    out.print("[dim]kills per check: " + ", ".join(f"{c} {k}" for c, k in kills.items()) + "[/]")
-    return 0 if ref.passed and not gaps else 1
