@@ -139,3 +139,74 @@ def test_a_witness_past_its_bound_is_said_too_large_and_held_for_review(cid, ref
     result = st.results[cid]
     assert result.status == "error" and "not confirmed: the model is too large" in result.message
     assert st.report.held_for_review and not st.report.passed and "no sign of forgery" in st.report.integrity[0]
+
+
+def test_the_checks_own_clipping_and_the_loops_own_sgd_travel_as_references(reference, lab):
+    """clip.norm: a clipped step's gradients are CLIP (the replay clips its loss's); loss.falls: the loop's own SGD
+    steps are watched too, so no forward pass after the first sends weights."""
+    clip = json.loads(json.dumps(REGISTRY["clip.norm"].measure(reference, lab)))
+    steps = [m for m in clip["witness"]["marks"] if m["kind"] == "step"]
+    assert steps and all(s["grads"] in (LOSS, "clip") and s["after"] == SGD for s in steps)
+    assert REGISTRY["clip.norm"].judge(confirm("clip.norm", clip, lab)).passed
+    falls = json.loads(json.dumps(REGISTRY["loss.falls"].measure(reference, lab)))
+    marks = falls["witness"]["marks"]
+    forwards = [m for m in marks if m["kind"] == "forward"]
+    assert [m for m in marks if m["kind"] == "step"] and all(f["params"] == SAME for f in forwards[1:])
+    trusted = confirm("loss.falls", falls, lab)
+    assert json.dumps(trusted["losses"]) == json.dumps(falls["losses"])
+
+
+def test_a_100k_parameter_model_on_28x28_batches_stays_far_under_one_event_line():
+    """The bound docs/autograding.md states: 101,770 parameters, 2,048 images of 28x28 in batches of 64, two epochs
+    (64 steps): the first weights whole (543 KB of base64) and about 1.3 KB a step, against 6 MiB."""
+    import copy
+
+    from torch import nn
+
+    from checker.setting.instruments import RecordingSGD, SpyLoss, Tape, TapedLoader, Witness, replay
+
+    g = torch.Generator().manual_seed(0)
+    X, y = torch.rand(2048, 784, generator=g), torch.randint(0, 10, (2048,), generator=g)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+    initial = copy.deepcopy(model)
+    tape = Tape()
+    loader = TapedLoader(X, y, tape, batch_size=64)
+    loss_fn = SpyLoss(tape, list(model.parameters()))
+    optimizer = RecordingSGD(model.parameters(), lr=0.1, tape=tape, model=model)
+    witness = Witness(model, tape, data=X, dataset=loader.dataset)
+    loss_fn.witness = witness
+    witness.watch(optimizer)
+    for _ in range(2):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss_fn(model(xb), yb).backward()
+            optimizer.step()
+    figures = json.loads(json.dumps(witness.figures()))
+    size = len(json.dumps(figures))
+    assert sum(p.numel() for p in model.parameters()) == 101_770 and len(tape.of("step")) == 64
+    assert size < 1024 * 1024, size
+    again = replay(figures, initial, sgd=True, data=X)
+    assert [e["value"] for e in again.of("loss")] == [e["value"] for e in tape.of("loss")]
+
+
+def test_a_failure_too_large_to_confirm_stands_as_the_loop_reported_it(tmp_path, lab, monkeypatch):
+    """Nobody forges a failure: a broken loop's figures that fail are judged as they are, with nothing held."""
+    from checker.grade.grading import Submission, _Grader, _State
+    from checker.sandbox.events import Measured
+    from checker.sandbox.jobs import Limits
+    from tests.test_integrity import broken_loop
+
+    path = tmp_path / "broken.py"
+    path.write_text(broken_loop())
+    monkeypatch.setattr(instruments, "WITNESS_BYTES", 2_000)
+    cid = "steps.fresh_grads"
+    child = json.loads(json.dumps(REGISTRY[cid].measure(load(path, "kata_witness_broken"), lab)))
+    trusted = confirm(cid, child, lab)
+    assert TOO_LARGE in trusted and not REGISTRY[cid].judge(child).passed
+    st = _State(Submission("", "broken.py"), [cid], "es", None)
+    grader = _Grader(lab, Limits(), "es", None, None, [st])
+    st.confirming[cid] = (child, 0.1)
+    grader._on_confirmed(st, Measured(cid, trusted))
+    assert st.results[cid].status == "fail" and not st.report.integrity
+    assert st.results[cid].message == REGISTRY[cid].judge(child).render("es")

@@ -72,7 +72,7 @@ def norm(loop, lab) -> dict:
     from checker.setting.instruments import Rig, parameters_of, step_gradients
 
     rig = Rig(lab, optimizer="recording-sgd", keep_grads=True, loss_grads=True, anchored=True)
-    witness = rig.witness()
+    witness = rig.witness(clip=CLIP_NORM)
     loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, EPOCHS, clip_norm=CLIP_NORM,
              device=rig.device)
     calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
@@ -87,7 +87,7 @@ def _(measured: dict, lab) -> dict:
 
     rig = Rig(lab, optimizer="recording-sgd", anchored=True)
     tape = replay(witness_marks(measured), rig.model, sgd=True, device=rig.device, epochs=witness_epochs(measured),
-                  data=rig.data)
+                  data=rig.data, clip=CLIP_NORM)
     calls = len([e for e in tape.of("loss") if e["grad_enabled"]])
     return {"clip": CLIP_NORM, "loss_calls": calls,
             "rows": step_gradients(tape, parameters_of(rig.model), clip_norm=CLIP_NORM)}

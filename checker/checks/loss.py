@@ -55,9 +55,9 @@ def falls(loop, lab) -> dict:
     from checker.setting.instruments import Rig, epoch_means
 
     t = lab.track.thresholds
-    rig = Rig(lab, lr=t.falls_lr, anchored=True)
+    rig = Rig(lab, lr=t.falls_lr, anchored=True, loss_grads=True)
     rig.optimizer = loop.make_optimizer(rig.model, name="sgd", lr=t.falls_lr)  # the file's own optimizer
-    witness = rig.witness(steps=False)
+    witness = rig.witness()  # its steps too: where they are plain SGD's, no weights need to travel
     history = loop.fit(rig.model, rig.optimizer, rig.loader, rig.loss_fn, t.falls_epochs, device=rig.device)
     calls = len([e for e in rig.tape.of("loss") if e["grad_enabled"]])
     # what the file itself reported per epoch (its history's train_loss, plain numbers only): the figures a
@@ -78,8 +78,7 @@ def _(measured: dict, lab) -> dict:
     t = lab.track.thresholds
     rig = Rig(lab, lr=t.falls_lr, anchored=True)
     tape = replay(witness_marks(measured), rig.model, device=rig.device, epochs=witness_epochs(measured),
-                  data=rig.data,
-                  chained=False)
+                  data=rig.data, chained=False)
     reported = measured.get("reported")
     return {"epochs": t.falls_epochs, "losses": epoch_means(tape),
             "loss_calls": len([e for e in tape.of("loss") if e["grad_enabled"]]),

@@ -488,20 +488,28 @@ class _Grader:
             return
         cid, trusted = event.check, event.measured
         reported, seconds = st.confirming[cid]
-        if TOO_LARGE in trusted:  # declared, not the loop's fault: held for review, never passed
-            params = trusted[TOO_LARGE]
-            st.report.integrity.append(HELD_TOO_LARGE.render(self.lang, check=cid, params=params))
-            self._emit(st, st.result(cid, ERROR, TOO_LARGE_TO_CONFIRM.render(self.lang, params=params), trusted,
-                                     seconds))
-            return
         if UNCONFIRMED in trusted:
-            why = str(trusted[UNCONFIRMED])
-            self._emit(st, st.result(cid, FAIL, UNCONFIRMED_FIGURES.render(self.lang, why=why), trusted, seconds))
+            self._unconfirmed(st, cid, trusted, reported, seconds)
             return
         res = self._judged(st, cid, trusted, seconds)
         if not res.passed and self._passes(cid, reported):
             st.report.integrity.append(FORGED_FIGURES.render(self.lang, check=cid))
         self._emit(st, res)
+
+    def _unconfirmed(self, st: _State, cid: str, trusted: dict, reported: dict, seconds: float) -> None:
+        """A check whose figures no trusted process could recompute: it fails. Where the child said its witness too
+        large to send, figures that fail stand (nobody forges a failure) and figures that pass are an error held for
+        review, never a pass (a limit of kata, no sign of forgery)."""
+        if TOO_LARGE not in trusted:
+            why = str(trusted[UNCONFIRMED])
+            self._emit(st, st.result(cid, FAIL, UNCONFIRMED_FIGURES.render(self.lang, why=why), trusted, seconds))
+        elif not self._passes(cid, reported):
+            self._emit(st, self._judged(st, cid, reported, seconds))
+        else:
+            params = trusted[TOO_LARGE]
+            st.report.integrity.append(HELD_TOO_LARGE.render(self.lang, check=cid, params=params))
+            self._emit(st, st.result(cid, ERROR, TOO_LARGE_TO_CONFIRM.render(self.lang, params=params), trusted,
+                                     seconds))
 
     def _passes(self, cid: str, measured: dict) -> bool:
         try:

@@ -589,9 +589,10 @@ class Rig:
     def val(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.X_val, self.y_val
 
-    def witness(self, steps: bool = True) -> Witness:
-        """Start recording what :func:`replay` needs (every forward pass, loss and, with ``steps``, optimizer step)."""
-        witness = Witness(self.model, self.tape, data=self.data, dataset=self.loader.dataset)
+    def witness(self, steps: bool = True, clip: float | None = None) -> Witness:
+        """Start recording what :func:`replay` needs (every forward pass, loss and, with ``steps``, optimizer step);
+        ``clip``: the norm the check asks the loop to clip its gradients at."""
+        witness = Witness(self.model, self.tape, data=self.data, dataset=self.loader.dataset, clip=clip)
         self.loss_fn.witness = witness
         if steps:
             witness.watch(self.optimizer)
@@ -707,10 +708,12 @@ WITNESS_ITEMS = 50_000
 """JSON items one check's witness may hold (an event's figures may hold 100,000)."""
 CHUNK = 48 * 1024
 """Characters of base64 per string of a packed tensor (an event's texts may hold 64 KiB)."""
-SAME, SGD, LOSS = "same", "sgd", "loss"
-"""References a witness sends instead of a tensor the replay knows already: ``same``, the weights it holds now (the
-initial ones, else those of the latest forward pass or step); ``sgd``, a step's weights after, which plain SGD gives
-from the weights before and the step's gradients; ``loss``, a step's gradients, equal to those of the latest loss."""
+SAME, SGD, LOSS, CLIP = "same", "sgd", "loss", "clip"
+"""References a witness sends instead of a tensor the replay knows already: ``same``, the weights it holds now (those
+of the latest forward pass or step; the first weights always travel whole) or the generator state the latest forward
+pass left; ``sgd``, a step's weights after, which plain SGD gives from the weights before and the step's gradients;
+``loss``, a step's gradients, equal to those of the latest loss; ``clip``, those clipped as ``clip_grad_norm_`` clips
+them at the check's own norm."""
 
 _DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.uint8, torch.int8, torch.int16, torch.int32,
@@ -779,6 +782,22 @@ def _rng_state(device: torch.device | None) -> str:
     return "cpu:" + base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode("ascii")
 
 
+def clipped(grads: Sequence[torch.Tensor | None], max_norm: float) -> list[torch.Tensor | None]:
+    """``grads`` clipped as ``torch.nn.utils.clip_grad_norm_(parameters, max_norm)`` clips a model's (copies; the
+    child and the replay get the same bits from the same figures)."""
+    leaves = []
+    for g in grads:
+        if g is not None:
+            leaf = nn.Parameter(torch.empty_like(g))
+            leaf.grad = g.detach().clone()
+            leaves.append(leaf)
+    torch.nn.utils.clip_grad_norm_(leaves, max_norm)
+    out, given = [], iter(leaves)
+    for g in grads:
+        out.append(None if g is None else next(given).grad)
+    return out
+
+
 def sgd_after(before: torch.Tensor, grads: Sequence[torch.Tensor | None], lr: float,
               like: Sequence[torch.Tensor]) -> torch.Tensor:
     """The flat weights plain SGD (no momentum, no decay) leaves from the flat ``before`` with ``grads``, computed as
@@ -790,6 +809,12 @@ def sgd_after(before: torch.Tensor, grads: Sequence[torch.Tensor | None], lr: fl
         parts.append((old if g is None else old.add(g.to(old.dtype).reshape(p.shape), alpha=-lr)).reshape(-1))
         offset += p.numel()
     return torch.cat(parts) if parts else before
+
+
+def _equal(grads: Sequence[torch.Tensor | None], theirs: Sequence[torch.Tensor | None]) -> bool:
+    return len(theirs) == len(grads) and all(
+        (a is None) == (b is None) and (a is None or (a.dtype == b.dtype and torch.equal(a.cpu(), b.cpu())))
+        for a, b in zip(grads, theirs, strict=True))
 
 
 class Witness:
@@ -806,8 +831,8 @@ class Witness:
     """
 
     def __init__(self, model: nn.Module, tape: Tape, data: torch.Tensor | None = None,
-                 dataset: BatchDataset | None = None):
-        self.model, self.tape = model, tape
+                 dataset: BatchDataset | None = None, clip: float | None = None):
+        self.model, self.tape, self.clip = model, tape, clip
         self.marks: list[dict[str, Any]] = []
         self.random = any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules())
         self.data, self.dataset = data, dataset
@@ -844,7 +869,7 @@ class Witness:
         rows = getattr(self.dataset, "last_rows", None)
         if rows is not None and self.data is not None:
             plain = untag(x).detach().to("cpu")
-            batch = self.data[rows]
+            batch = self.data[rows.to(self.data.device)].to("cpu")
             if plain.dtype == batch.dtype and plain.shape == batch.shape and torch.equal(plain, batch):
                 return {"rows": self._packed(rows)}
         return {"x": self._packed(x)}
@@ -907,19 +932,23 @@ class Witness:
         """The step's gradients: ``LOSS`` where they are exactly those the spy took of the latest loss, else packed."""
         losses = [e for e in self.tape.events[-64:] if e["kind"] == "loss" and e["grad_enabled"]]
         theirs = losses[-1].get("grads") if losses else None
-        if theirs is not None and len(theirs) == len(grads) and all(
-                (a is None) == (b is None) and (a is None or (a.dtype == b.dtype and torch.equal(a.cpu(), b.cpu())))
-                for a, b in zip(grads, theirs, strict=True)):
+        if theirs is not None and _equal(grads, theirs):
             return LOSS
+        if theirs is not None and self.clip is not None and _equal(grads, clipped(theirs, self.clip)):
+            return CLIP
         self.items += len(grads)
         return [None if g is None else self._packed(g.reshape(-1)) for g in grads]
 
     def watch(self, optimizer) -> None:
+        """Record every step of ``optimizer`` (a torch optimizer; anything else is not watched), in the order of the
+        model's parameters (the replay's)."""
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            return
         before: list[torch.Tensor] = []
 
         def pre(opt, args, kwargs) -> None:
             if not before:
-                before.append(_flat_cpu(p for group in opt.param_groups for p in group["params"]))
+                before.append(_flat_cpu(self.model.parameters()))
 
         def post(opt, args, kwargs) -> None:
             # once per step: a subclass's step() that calls its base's, both wrapped by torch, fires the hooks twice
@@ -927,7 +956,7 @@ class Witness:
                 before.clear()
                 return
             start = before.pop()
-            params = [p for group in opt.param_groups for p in group["params"]]
+            params = list(self.model.parameters())
             grads = [None if p.grad is None else p.grad.detach().to("cpu") for p in params]
             lrs = [float(group["lr"]) for group in opt.param_groups]
             after = _flat_cpu(params)
@@ -1070,7 +1099,7 @@ class _Held:
 
 
 def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cpu", epochs: int = 0,
-           chained: bool = True, data: torch.Tensor | None = None) -> Tape:
+           chained: bool = True, data: torch.Tensor | None = None, clip: float | None = None) -> Tape:
     """Recompute, in a trusted process, the tape a check's instruments wrote in the child, from its witness marks.
 
     ``model``: the check's model with its initial weights, built here (anchored as the child's was). Each forward is
@@ -1079,8 +1108,9 @@ def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cp
     the output of the forward it names (its value, and its gradient with respect to the parameters); with ``sgd``
     (the checker's own SGD: no momentum, no decay) each step's parameters after must be those before minus lr times
     the gradients it reports. ``chained=False`` (the loop's own optimizer: its update rule is its own) holds only
-    the first forward pass to the initial weights. ``data``: the check's own training inputs, built here, whose rows
-    an input may name. ``Unconfirmed`` says where the witness does not hold together.
+    the first forward pass to the initial weights (and no step to the weights before it). ``data``: the check's own
+    training inputs, built here, whose rows an input may name; ``clip``: the norm of the check's own clipping (a
+    step's gradients may be said clipped at it). ``Unconfirmed`` says where the witness does not hold together.
     """
     marks = _marks(marks)
     params = list(model.parameters())
@@ -1104,7 +1134,8 @@ def replay(marks: Any, model: nn.Module, *, sgd: bool = False, device: str = "cp
                     raise Unconfirmed(f"a loss (epoch {epoch}) not computed on the model's latest output")
                 _replay_loss(tape, output, mark, params, device)
             elif kind == "step":
-                held.expected = held.current = _replay_step(tape, mark, params, held, sgd)
+                held.expected = held.current = _replay_step(tape, mark, params, held, sgd=sgd, chained=chained,
+                                                            clip=clip)
             else:
                 raise Unconfirmed(f"mark {i}: an unknown kind")
         except (KeyError, TypeError, IndexError) as exc:
@@ -1137,7 +1168,7 @@ def _input(mark: dict, data: torch.Tensor | None) -> torch.Tensor:
         if data is None or rows.dtype != torch.int64 or rows.dim() != 1 or not bool(
                 ((rows >= 0) & (rows < len(data))).all()):
             raise Unconfirmed("an input that names rows the check's data does not have")
-        return data[rows]
+        return data[rows.to(data.device)]
     return _tensor(mark["x"]).to(torch.float32)
 
 
@@ -1155,13 +1186,18 @@ def _replay_loss(tape: Tape, output: torch.Tensor, mark: dict, params: list[torc
         event["grads"] = [None if g is None else g.detach().clone() for g in grads]
 
 
-def _step_grads(tape: Tape, raw: Any, params: list[torch.Tensor]) -> list[torch.Tensor | None]:
-    """A step's gradients: ``LOSS``, those the replay took of the latest loss; else as sent, one per parameter."""
-    if isinstance(raw, str) and raw == LOSS:
+def _step_grads(tape: Tape, raw: Any, params: list[torch.Tensor], clip: float | None) -> list[torch.Tensor | None]:
+    """A step's gradients: ``LOSS``, those the replay took of the latest loss (``CLIP``: clipped at ``clip``); else as
+    sent, one per parameter."""
+    if isinstance(raw, str) and raw in (LOSS, CLIP):
         latest = next((e for e in reversed(tape.events) if e["kind"] == "loss" and e["grad_enabled"]), None)
         grads = latest.get("grads") if latest is not None else None
         if grads is None:
             raise Unconfirmed("a step said to use the gradient of a loss that has none")
+        if raw == CLIP:
+            if clip is None:
+                raise Unconfirmed("a step said to clip its gradients in a check that clips none")
+            grads = clipped(grads, clip)
         return [None if g is None else g.detach().to("cpu") for g in grads]
     if not isinstance(raw, list) or len(raw) != len(params):
         raise Unconfirmed("a step's gradients do not match the model")
@@ -1178,12 +1214,13 @@ def _step_after(value: Any, before: torch.Tensor, grads: list[torch.Tensor | Non
     return _tensor(value, size=size)
 
 
-def _replay_step(tape: Tape, mark: dict, params: list[torch.Tensor], held: _Held, sgd: bool) -> torch.Tensor:
+def _replay_step(tape: Tape, mark: dict, params: list[torch.Tensor], held: _Held, *, sgd: bool, chained: bool,
+                 clip: float | None) -> torch.Tensor:
     before = held.weights(mark["before"])
-    if not _same(before, held.expected):
+    if chained and not _same(before, held.expected):
         raise Unconfirmed(f"an optimizer step (epoch {tape.epoch}) started from weights that neither the initial "
                           "ones nor the last step left")
-    grads = _step_grads(tape, mark["grads"], params)
+    grads = _step_grads(tape, mark["grads"], params, clip)
     lrs = mark["lrs"]
     after = _step_after(mark["after"], before, grads, lrs, params, held.size)
     if sgd:
