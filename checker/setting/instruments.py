@@ -705,7 +705,8 @@ WITNESS_BYTES = 6 * 1024 * 1024
 MiB) and a job runs at most three checks that keep one, well under the job's 64 MiB. A witness that would pass it is
 dropped and said (``too_large``): the check is then not confirmed, and held for review, never passed."""
 WITNESS_ITEMS = 50_000
-"""JSON items one check's witness may hold (an event's figures may hold 100,000)."""
+"""JSON items one check's witness may hold (an event's figures may hold 100,000); a step takes about 35, so this
+bound comes first: about 1,300 steps per check."""
 CHUNK = 48 * 1024
 """Characters of base64 per string of a packed tensor (an event's texts may hold 64 KiB)."""
 SAME, SGD, LOSS, CLIP = "same", "sgd", "loss", "clip"
