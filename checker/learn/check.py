@@ -115,6 +115,51 @@ def _lab(labs: dict | None, device: str, track: Track):
     return labs[key]
 
 
+def _file_of(request: CheckRequest, session: Session | None, kata: Kata | None, workdir: str | None):
+    """(session, kata, path, the request naming its file): the current kata's file when the request asks for it."""
+    if not request.current_kata:
+        return session, kata, Path(request.path) if request.path is not None else None, request
+    session = session or open_session(workdir, request.lang)
+    kata, path = current_kata(request, session)
+    if kata.practice is not None:
+        raise UsageProblem(PRACTICE.render(session.lang, kata=kata.slug))
+    return session, kata, path, replace(request, path=str(path))
+
+
+def _first_report(request: CheckRequest, request_file: CheckRequest, kata: Kata | None, track: Track,
+                  labs: dict | None) -> Report:
+    """The file graded against ``track``; for the formats graders read, a report saying why it cannot be."""
+    report = None
+    if kata is None and request.path is not None and request.format in ("gradescope", "junit"):
+        # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
+        report = ungradable_report(request.path)
+    if report is None:
+        report = grade_request(request_file, track, _lab(labs, request.device, track))
+    return report
+
+
+def _by_data(request: CheckRequest, request_file: CheckRequest, track: Track, report: Report, labs: dict | None):
+    """(note, track, report): regraded against the track the file's data follows, when it is another."""
+    other = track_by_data(report, track)
+    if other is None:
+        return None, track, report
+    # the file follows another track: graded against it, never judged by this one
+    note = FOUND_BY_DATA.render(request.lang, other=other.id, track=track.id,
+                                split=f"{other.data.n_train}/{other.data.n_val}")
+    return note, other, grade_request(request_file, other, _lab(labs, request.device, other))
+
+
+def _protocol_problem(request: CheckRequest, report: Report, track: Track) -> None:
+    """A protocol error with a guessed track: exit 2 for text, else the hint added to the report's error."""
+    # exit 2 rather than a verdict of the wrong track: what the file lacks first (most often the cause: a
+    # function missing or misnamed), then which track it was graded against and how to name another (a
+    # format a program reads still gets its report, both in the error)
+    said = PROTOCOL_HINT.render(request.lang, track=track.id)
+    if request.format == "text":
+        raise UsageProblem(f"{report.error}\n{said}")
+    report.error = f"{report.error}\n{said}"
+
+
 def check(request: CheckRequest, *, session: Session | None = None, kata: Kata | None = None,
           workdir: str | None = None, labs: dict | None = None) -> CheckOutcome:
     """Check the file ``request`` names (without one: the current kata's, in ``session`` or the working folder
@@ -125,43 +170,19 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
     and the labs between saves). A file that cannot be read is a UsageProblem, except for the formats graders
     read (gradescope, junit), which get a report saying why.
     """
-    if request.current_kata:
-        session = session or open_session(workdir, request.lang)
-        kata, path = current_kata(request, session)
-        if kata.practice is not None:
-            raise UsageProblem(PRACTICE.render(session.lang, kata=kata.slug))
-        request_file = replace(request, path=str(path))
-    else:
-        request_file = request
-        path = Path(request.path) if request.path is not None else None
+    session, kata, path, request_file = _file_of(request, session, kata, workdir)
     folder = str(session.workdir) if session is not None else workdir
     track = track_of(request_file, kata, folder)
     course, probed, request_file = _assignment(request, request_file, track)
-    report = None
-    if kata is None and request.path is not None and request.format in ("gradescope", "junit"):
-        # Gradescope and CI read a report even when the file cannot be graded (score 0, the reason given)
-        report = ungradable_report(request.path)
-    if report is None:
-        report = grade_request(request_file, track, _lab(labs, request.device, track))
+    report = _first_report(request, request_file, kata, track, labs)
     guessed = kata is None and request.track is None
     note = None
     if course is not None:  # the course's track is the assignment's: another track's file is held, said first
         note = _held_if_other(report, track, request.lang, probed)
     elif guessed and report.error is None:
-        other = track_by_data(report, track)
-        if other is not None:  # the file follows another track: graded against it, never judged by this one
-            note = FOUND_BY_DATA.render(request.lang, other=other.id, track=track.id,
-                                        split=f"{other.data.n_train}/{other.data.n_val}")
-            track = other
-            report = grade_request(request_file, track, _lab(labs, request.device, track))
+        note, track, report = _by_data(request, request_file, track, report, labs)
     if guessed and report.error_kind == "protocol":
-        # exit 2 rather than a verdict of the wrong track: what the file lacks first (most often the cause: a
-        # function missing or misnamed), then which track it was graded against and how to name another (a
-        # format a program reads still gets its report, both in the error)
-        said = PROTOCOL_HINT.render(request.lang, track=track.id)
-        if request.format == "text":
-            raise UsageProblem(f"{report.error}\n{said}")
-        report.error = f"{report.error}\n{said}"
+        _protocol_problem(request, report, track)
     hint = track_hint(report, track, request.lang) if guessed and request.format == "text" else None
     if note is not None:
         hint = None

@@ -101,6 +101,65 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 _REQUIRED = ("file", "started", "starter_sha256")
 
 
+def _damaged(path: Path, en: str, es: str) -> ProgressError:
+    """The error for a damaged progress file, saying why in both languages."""
+    return ProgressError(DAMAGED, path=path, why=Message(en, es))
+
+
+def _read_json(path: Path) -> Any:
+    """The progress file's JSON; ProgressError when it cannot be read or parsed."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise _damaged(path, "not UTF-8 text", "no es texto UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise _damaged(path, f"not valid JSON: {exc.msg}, line {exc.lineno}",
+                       f"no es JSON válido: {exc.msg}, línea {exc.lineno}") from None
+    except OSError as exc:
+        raise _damaged(path, exc.strerror or str(exc), exc.strerror or str(exc)) from None
+
+
+def _top_level(path: Path, data: Any) -> tuple[str | None, dict]:
+    """(current, katas) of the file's top level, its schema checked; ProgressError when damaged or too new."""
+    if not isinstance(data, dict):
+        raise _damaged(path, "the top level is not an object", "el nivel superior no es un objeto")
+    schema = data.get("schema")
+    if not isinstance(schema, int) or isinstance(schema, bool):
+        raise _damaged(path, "'schema' is missing or not a number", "'schema' falta o no es un número")
+    if schema > SCHEMA:
+        raise ProgressError(TOO_NEW, path=path, found=schema, known=SCHEMA)
+    current = data.get("current")
+    if current is not None and not isinstance(current, str):
+        raise _damaged(path, "'current' is neither a kata name nor null",
+                       "'current' no es un nombre de kata ni null")
+    katas = data.get("katas", {})
+    if not isinstance(katas, dict):
+        raise _damaged(path, "'katas' is not an object", "'katas' no es un objeto")
+    return current, katas
+
+
+def _kata_record(path: Path, slug: str, record: Any) -> KataRecord:
+    """One kata's record, every field's type and value checked; ProgressError when damaged."""
+    where = f"katas.{slug}"
+    if not isinstance(record, dict):
+        raise _damaged(path, f"{where} is not an object", f"{where} no es un objeto")
+    for key, types in _FIELD_TYPES.items():
+        if key not in record:
+            if key in _REQUIRED:
+                raise _damaged(path, f"{where}.{key} is missing", f"falta {where}.{key}")
+            continue
+        value = record[key]
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise _damaged(path, f"{where}.{key} has the wrong type", f"{where}.{key} tiene un tipo incorrecto")
+    name = record["file"]
+    if Path(name).name != name or name in ("", ".", ".."):
+        raise _damaged(path, f"{where}.file must be a file name in this folder",
+                       f"{where}.file debe ser un nombre de archivo de esta carpeta")
+    if record.get("hints", 0) < 0 or record.get("checks", 0) < 0:
+        raise _damaged(path, f"{where} counts a negative number", f"{where} cuenta un número negativo")
+    return KataRecord(**{k: record[k] for k in _FIELD_TYPES if k in record})
+
+
 @dataclass
 class Progress:
     workdir: Path
@@ -120,52 +179,10 @@ class Progress:
         if not path.exists():
             return progress
 
-        def damaged(en: str, es: str) -> ProgressError:
-            return ProgressError(DAMAGED, path=path, why=Message(en, es))
-
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            raise damaged("not UTF-8 text", "no es texto UTF-8") from None
-        except json.JSONDecodeError as exc:
-            raise damaged(f"not valid JSON: {exc.msg}, line {exc.lineno}",
-                          f"no es JSON válido: {exc.msg}, línea {exc.lineno}") from None
-        except OSError as exc:
-            raise damaged(exc.strerror or str(exc), exc.strerror or str(exc)) from None
-        if not isinstance(data, dict):
-            raise damaged("the top level is not an object", "el nivel superior no es un objeto")
-        schema = data.get("schema")
-        if not isinstance(schema, int) or isinstance(schema, bool):
-            raise damaged("'schema' is missing or not a number", "'schema' falta o no es un número")
-        if schema > SCHEMA:
-            raise ProgressError(TOO_NEW, path=path, found=schema, known=SCHEMA)
-        current = data.get("current")
-        if current is not None and not isinstance(current, str):
-            raise damaged("'current' is neither a kata name nor null",
-                          "'current' no es un nombre de kata ni null")
-        katas = data.get("katas", {})
-        if not isinstance(katas, dict):
-            raise damaged("'katas' is not an object", "'katas' no es un objeto")
+        data = _read_json(path)
+        current, katas = _top_level(path, data)
         for slug, record in katas.items():
-            where = f"katas.{slug}"
-            if not isinstance(record, dict):
-                raise damaged(f"{where} is not an object", f"{where} no es un objeto")
-            for key, types in _FIELD_TYPES.items():
-                if key not in record:
-                    if key in _REQUIRED:
-                        raise damaged(f"{where}.{key} is missing", f"falta {where}.{key}")
-                    continue
-                value = record[key]
-                if not isinstance(value, types) or isinstance(value, bool):
-                    raise damaged(f"{where}.{key} has the wrong type",
-                                  f"{where}.{key} tiene un tipo incorrecto")
-            name = record["file"]
-            if Path(name).name != name or name in ("", ".", ".."):
-                raise damaged(f"{where}.file must be a file name in this folder",
-                              f"{where}.file debe ser un nombre de archivo de esta carpeta")
-            if record.get("hints", 0) < 0 or record.get("checks", 0) < 0:
-                raise damaged(f"{where} counts a negative number", f"{where} cuenta un número negativo")
-            progress.katas[slug] = KataRecord(**{k: record[k] for k in _FIELD_TYPES if k in record})
+            progress.katas[slug] = _kata_record(path, slug, record)
         progress.current = current
         return progress
 
