@@ -67,7 +67,22 @@ def cell(result: MutantResult, cid: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- terminal
 
 
-def render_terminal(v: Verification, out) -> None:
+def _reference_cells(v: Verification) -> list[str]:
+    """The reference's row of the matrix: per check, passed under every seed, failed, flaky or not run."""
+    cells = []
+    for cid in v.check_ids:
+        statuses = v.reference.verdicts.get(cid, [])
+        if not statuses:
+            cells.append("[red]?[/]")
+        elif all(s == "pass" for s in statuses):
+            cells.append("[green]✓[/]")
+        else:
+            cells.append("[bold red]~[/]" if cid in v.reference.flaky else "[bold red]✗[/]")
+    return cells
+
+
+def _matrix(v: Verification):
+    """The kill matrix as a rich table: the reference, one row per mutant, the kills per check."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -78,17 +93,8 @@ def render_terminal(v: Verification, out) -> None:
     for i, _ in enumerate(v.check_ids, start=1):
         table.add_column(str(i), justify="center", no_wrap=True)
     seeds = len(ref.seeds)
-    ref_cells = []
-    for cid in v.check_ids:
-        statuses = ref.verdicts.get(cid, [])
-        if not statuses:
-            ref_cells.append("[red]?[/]")
-        elif all(s == "pass" for s in statuses):
-            ref_cells.append("[green]✓[/]")
-        else:
-            ref_cells.append("[bold red]~[/]" if cid in ref.flaky else "[bold red]✗[/]")
     ref_status = "[green]passes[/]" if ref.passed else "[bold red]FAILS[/]"
-    table.add_row(f"[bold]reference[/] ×{seeds} seed{'s' if seeds > 1 else ''}", ref_status, *ref_cells)
+    table.add_row(f"[bold]reference[/] ×{seeds} seed{'s' if seeds > 1 else ''}", ref_status, *_reference_cells(v))
     for r in v.results:
         cells = []
         for cid in v.check_ids:
@@ -99,7 +105,11 @@ def render_terminal(v: Verification, out) -> None:
         table.add_row(escape(r.mutant.id), f"[{style}]{r.status}[/]{flag}", *cells)
     kills = [sum(r.checks.get(c, "pass") != "pass" for r in v.results) for c in v.check_ids]
     table.add_row("[dim]kills per check[/]", "", *(f"[dim]{k}[/]" for k in kills))
-    out.print(table)
+    return table
+
+
+def _print_key(v: Verification, out) -> None:
+    """The legend of the glyphs and the checks' names under their column numbers."""
     out.print(f"[dim]{LEGEND}[/]")
     width = max((len(c) for c in v.check_ids), default=0)
     columns = [f"{i:>2} {c:<{width}}" for i, c in enumerate(v.check_ids, start=1)]
@@ -107,11 +117,18 @@ def render_terminal(v: Verification, out) -> None:
     for start in range(0, len(columns), per_line):
         out.print("[dim]" + "  ".join(columns[start : start + per_line]) + "[/]")
     out.print()
+
+
+def _print_score(v: Verification, out) -> None:
+    """The reference's verdict, the mutation score with its counts, and the check runs left out."""
+    from rich.markup import escape
+
+    ref = v.reference
     if ref.error:
         out.print(f"[bold red]the reference cannot be graded:[/] {escape(ref.error)}")
     elif ref.passed:
         out.print(
-            f"[green]reference passes all {len(v.check_ids)} checks under {seeds} seed(s)[/]"
+            f"[green]reference passes all {len(v.check_ids)} checks under {len(ref.seeds)} seed(s)[/]"
             + ("" if not ref.flaky else f" [yellow](flaky: {', '.join(ref.flaky)})[/]")
         )
     counts = ", ".join(
@@ -129,6 +146,12 @@ def render_terminal(v: Verification, out) -> None:
         ran = sum(len(r.checks) for r in v.results)
         out.print(f"[dim]{left_out} of {left_out + ran} check runs on mutants left out: they reach none of the code "
                   f"the mutant changed (--all-checks runs them)[/]")
+
+
+def _print_findings(v: Verification, out) -> None:
+    """The checks that kill nothing, the undeclared kills, and the problems (or that there are none)."""
+    from rich.markup import escape
+
     idle = v.idle_checks
     if idle:
         out.print(f"[yellow]checks that kill nothing:[/] {', '.join(idle)}")
@@ -144,6 +167,14 @@ def render_terminal(v: Verification, out) -> None:
             out.print(f"  [red]-[/] {escape(line)}")
     else:
         out.print("[bold green]every mutant is killed by its declared checks[/]")
+
+
+def render_terminal(v: Verification, out) -> None:
+    """The kill matrix, its key, the score and the findings, printed on ``out`` (a rich console)."""
+    out.print(_matrix(v))
+    _print_key(v, out)
+    _print_score(v, out)
+    _print_findings(v, out)
 
 
 # --------------------------------------------------------------------------- Stryker JSON
