@@ -1034,7 +1034,7 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
     device = _device(lab)
     # at the defaults (no device=) the loop works on the protocol's default device, the CPU: the model is there
     model = lesson_mlp(case.model_seed, device="cpu" if case.defaults else lab.device, track=lab.track)
-    X, y = lab.data.X_train[:case.rows], lab.data.y_train[:case.rows]
+    X, y = _big(lab.data.X_train[:case.rows], lab.data.y_train[:case.rows], getattr(case, "repeat", None))
     X_kept, y_kept, Xv_kept, yv_kept = X.clone(), y.clone(), lab.data.X_val.clone(), lab.data.y_val.clone()
     # the batches of the case's kind of loader, taken a whole batch at a time (a tagged tensor costs at every
     # operation)
@@ -1052,7 +1052,7 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
                 if case.defaults:
                     history = loop.fit(model, optimizer, loader, loss_fn, case.epochs)
                 else:
-                    val = (tag(lab.data.X_val), tag(lab.data.y_val))
+                    val = tuple(tag(t) for t in _val_set(lab, getattr(case, "val_repeat", False)))
                     scheduler = _scheduler(optimizer, case)
                     extra = {} if scheduler is None else {"scheduler": scheduler}
                     history = loop.fit(model, optimizer, loader, loss_fn, case.epochs, val=val, clip_norm=case.clip,
@@ -1077,6 +1077,32 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
     else:
         out["loss"] = plain_number(loss)
     return out
+
+
+def _big(X, y, rows: int | None):
+    """``X`` and ``y`` with their rows repeated to ``rows`` (None: as they are)."""
+    if not rows:
+        return X, y
+    import torch
+
+    index = torch.arange(rows) % len(X)
+    return X[index], y[index]
+
+
+def _val_set(lab, big: bool):
+    """The validation set ``fit`` is handed: the track's own, or (``big``) its rows repeated to ``BIG_ROWS`` with
+    ``BIG_VAL_TAIL`` training rows at the end, so a loop that keeps only the first rows anywhere below reports
+    other figures."""
+    d = lab.data
+    if not big:
+        return d.X_val, d.y_val
+    import torch
+
+    from checker.setting.coverage import BIG_ROWS, BIG_VAL_TAIL
+
+    Xv, yv = _big(d.X_val, d.y_val, BIG_ROWS)
+    Xt, yt = _big(d.X_train, d.y_train, BIG_VAL_TAIL)
+    return torch.cat([Xv, Xt]), torch.cat([yv, yt])
 
 
 def _case_dict(case) -> dict:

@@ -140,6 +140,12 @@ class TrainCase:
     gamma: float = 0.5
     rows: int | None = None
     """Train on the first ``rows`` training examples only (None: all): a batch of 1 stays cheap."""
+    repeat: int | None = None
+    """The training rows repeated to this many (``BIG_ROWS``: a big loader, past every threshold a loop might put on
+    the rows it trains on); None: the set's own rows."""
+    val_repeat: bool = False
+    """``fit``'s validation set past ``BIG_ROWS`` rows: the validation rows repeated, then training rows at its end
+    (so a loop that validates on only its first rows, anywhere below, reports other figures)."""
     loader: str = "kata"
     """Which kind of loader the run is handed (``checker.setting.domains.LOADER_KINDS``): kata's own (a short last
     batch kept), one that drops its last batch, one whose sampler walks part of the set, one whose batches differ in
@@ -233,11 +239,19 @@ LABELS: dict[str, Message] = {
                                es="una sola época, el mínimo del dominio de las épocas"),
     "train.epochs-top": Message(en="{epochs} epochs, the top of the epochs' domain",
                                 es="{epochs} épocas, el máximo del dominio de las épocas"),
+    "train.big-set": Message(en="a loader of 20,480 rows (the training rows repeated) in batches of 1,024",
+                             es="un cargador de 20.480 filas (las de entrenamiento repetidas) en lotes de 1.024"),
+    "train.big-val": Message(en="a validation set of 21,024 rows (its rows repeated, training rows at the end)",
+                             es="un conjunto de validación de 21.024 filas (sus filas repetidas, filas de "
+                             "entrenamiento al final)"),
     "train.step": Message(en="a StepLR scheduler", es="un planificador StepLR"),
     "train.cosine": Message(en="a cosine scheduler", es="un planificador coseno"),
 }
 
 DEFAULT_BATCH = 32
+BIG_ROWS, BIG_BATCH, BIG_VAL_TAIL = 20_480, 1_024, 1_024
+"""The big runs' sizes: a loader of ``BIG_ROWS`` rows (past the data-size domain's top, 20,000) in batches of
+``BIG_BATCH`` (20 steps: cheap); a validation set of ``BIG_ROWS`` rows plus ``BIG_VAL_TAIL`` training rows."""
 MAX_SEED = 2**31 - 1
 
 
@@ -480,6 +494,9 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
         TrainCase("adam", _lr(rng, 1e-3, 5e-2), size(range(8, 33)), seed(), seed(), 1, None,
                   ("train.adam", "train.unequal", "train.no-clip", "train.device"), loader="unequal-batches"),
     )
+    # a big loader (the rows repeated past 20,000), a few dozen steps in large batches
+    train += (TrainCase("sgd", _lr(rng, 0.05, 0.5), BIG_BATCH, seed(), seed(), 1, None,
+                        ("train.sgd", "train.big-set", "train.no-clip", "train.device"), repeat=BIG_ROWS),)
     if not batchnorm:  # BatchNorm cannot train on a batch of one
         train += (TrainCase("sgd", _lr(rng, 1e-2, 1e-1), 1, seed(), seed(), 1, None,
                             ("train.sgd", "train.batch-one", "train.no-clip", "train.device"),
@@ -499,6 +516,10 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
         TrainCase("sgd", _lr(rng, 0.05, 0.5), few, seed(), seed(), long, float(clip.low),
                   ("train.long", "train.epochs-top", "train.cosine", "train.clip-binds",
                    "train.clip-bottom", "train.device"), scheduler="cosine", rows=few),
+        # a big loader and a big validation set: one epoch of a few dozen steps and one forward pass
+        TrainCase("adam", _lr(rng, 1e-3, 5e-2), BIG_BATCH, seed(), seed(), 1, None,
+                  ("train.adam", "train.big-set", "train.big-val", "train.one-epoch", "train.device"),
+                  repeat=BIG_ROWS, val_repeat=True),
     )
     return train, fit
 
