@@ -319,7 +319,22 @@ def load_course(path: Path, known: Sequence[str], track=None) -> Course:
         "steps.fresh_grads" = "Lesson 4, section 4"
     """
 
-    path = Path(path)
+    data, where, path = _course_data(Path(path))
+    values = take(data, COURSE_SCHEMA, where, CourseFileError)
+    points, reading = values["points"], values["read"] or {}
+    _check_course_tables(points, reading, known, where)
+    order = ordered_ids(list(points), device="cpu", track=track)
+    skipped = [cid for cid in points if cid not in order]
+    if skipped:
+        raise CourseFileError(f"{where}: [points] names check(s) {', '.join(skipped)} that do not apply to the "
+                              f"track graded (`kata checks --track NAME` lists those that do)")
+    return Course({cid: float(points[cid]) for cid in order}, {k: v.strip() for k, v in reading.items()},
+                  values["title"], path)
+
+
+def _course_data(path: Path) -> tuple[dict, str, Path]:
+    """The course's fields, where they were read (for messages) and the file: a course folder's kata.toml or a
+    course file."""
     if path.is_dir() or path.name in (COURSE_FILE, PYPROJECT):  # a course folder: its kata.toml's weights
         try:
             folder = parse_course(path)
@@ -330,15 +345,17 @@ def load_course(path: Path, known: Sequence[str], track=None) -> Course:
         if not data.get("points"):
             raise CourseFileError(f"{where}: no [points]: list the checks that count and what each is worth "
                                   f"(docs/grading.md, \"The course file\")")
-        path = folder.file
-    elif not path.is_file():
+        return data, where, folder.file
+    if not path.is_file():
         raise CourseFileError(f"{path}: no such course file")
-    else:
-        data = read_toml(path, CourseFileError)
-        where = str(path)
-        refuse_unknown(data, {f.name for f in COURSE_SCHEMA}, where, CourseFileError)
-    values = take(data, COURSE_SCHEMA, where, CourseFileError)
-    points, reading = values["points"], values["read"] or {}
+    data = read_toml(path, CourseFileError)
+    where = str(path)
+    refuse_unknown(data, {f.name for f in COURSE_SCHEMA}, where, CourseFileError)
+    return data, where, path
+
+
+def _check_course_tables(points: dict, reading: dict, known: Sequence[str], where: str) -> None:
+    """[points] names known checks, each worth a number above 0; [read] names known checks, each a text."""
     if not points:
         raise CourseFileError(f"{where}: [points] lists no check: name at least one (`kata checks` lists them)")
     for table, name in ((points, "points"), (reading, "read")):
@@ -353,13 +370,6 @@ def load_course(path: Path, known: Sequence[str], track=None) -> Course:
     for cid, value in reading.items():
         if not isinstance(value, str) or not value.strip():
             raise CourseFileError(f"{where}: [read] {cid} must be a non-empty string")
-    order = ordered_ids(list(points), device="cpu", track=track)
-    skipped = [cid for cid in points if cid not in order]
-    if skipped:
-        raise CourseFileError(f"{where}: [points] names check(s) {', '.join(skipped)} that do not apply to the "
-                              f"track graded (`kata checks --track NAME` lists those that do)")
-    return Course({cid: float(points[cid]) for cid in order}, {k: v.strip() for k, v in reading.items()},
-                  values["title"], path)
 
 
 # --------------------------------------------------------------------------- scores
@@ -462,12 +472,8 @@ def status_word(status: object, lang: str) -> str:
     return STATUS_WORDS[value].render(lang) if value in STATUS_WORDS else value
 
 
-def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]],
-                      names: dict[str, str] | None = None, note: str | None = None) -> str:
-    """One student's feedback file: the score, what failed with the measured message, and what to read;
-    ``note``: said first (the file follows another track)."""
-    name = submission_name(report, names)
-    say = {k: m.render for k, m in FEEDBACK.items()}
+def _feedback_head(report: Report, course: Course, lang: str, say: dict, name: str, note: str | None) -> list[str]:
+    """The feedback's title, course, note, score, and why the file is held or could not be graded."""
     lines = [f"# {say['title'](lang, name=md_text(name))}", ""]
     if course.title:
         lines += [f"*{course.title}*", ""]
@@ -483,24 +489,41 @@ def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[s
         lines += [say["held"](lang), "", *(f"- {md_text(reason)}" for reason in integrity), ""]
     if report.error is not None:
         lines += [say["error"](lang), "", md_code(report.error.strip()), ""]
+    return lines
+
+
+def _failed_section(c, course: Course, lang: str, say: dict, reading: dict[str, tuple[str, str]]) -> list[str]:
+    """One failed check's section: its status and points, what was measured, and what to read or practise."""
+    points = say["points"](lang, points=_num(course.points.get(c.id, 0.0)))
+    status = status_word(c.status, lang)
+    lines = [f"### ✗ `{c.id}`: {c.title}", "", f"{say['status'](lang)}: **{status}** · {points}", "",
+             f"{say['measured'](lang)}:", ""]
+    lines += [f"> {line}" if line else ">" for line in md_lines((c.message or "").strip())]
+    lines.append("")
+    what = course.reading.get(c.id)
+    kata = reading.get(c.id)
+    if what or kata:
+        lines += [f"{say['read'](lang)}: {what or kata[1]}"]
+        if kata:
+            on_track = f" --track {kata[2]}" if len(kata) > 2 and kata[2] != "moons" else ""
+            lines += ["", say["practise"](lang, slug=kata[0], on_track=on_track)]
+        lines.append("")
+    return lines
+
+
+def feedback_markdown(report: Report, course: Course, lang: str, reading: dict[str, tuple[str, str]],
+                      names: dict[str, str] | None = None, note: str | None = None) -> str:
+    """One student's feedback file: the score, what failed with the measured message, and what to read;
+    ``note``: said first (the file follows another track)."""
+    name = submission_name(report, names)
+    say = {k: m.render for k, m in FEEDBACK.items()}
+    lines = _feedback_head(report, course, lang, say, name, note)
+    passed = [c for c in report.checks if c.passed]
     failed = [c for c in report.checks if not c.passed]
     if failed:
         lines += [f"## {say['failed'](lang)}", ""]
         for c in failed:
-            points = say["points"](lang, points=_num(course.points.get(c.id, 0.0)))
-            status = status_word(c.status, lang)
-            lines += [f"### ✗ `{c.id}`: {c.title}", "", f"{say['status'](lang)}: **{status}** · {points}", "",
-                      f"{say['measured'](lang)}:", ""]
-            lines += [f"> {line}" if line else ">" for line in md_lines((c.message or "").strip())]
-            lines.append("")
-            what = course.reading.get(c.id)
-            kata = reading.get(c.id)
-            if what or kata:
-                lines += [f"{say['read'](lang)}: {what or kata[1]}"]
-                if kata:
-                    on_track = f" --track {kata[2]}" if len(kata) > 2 and kata[2] != "moons" else ""
-                    lines += ["", say["practise"](lang, slug=kata[0], on_track=on_track)]
-                lines.append("")
+            lines += _failed_section(c, course, lang, say, reading)
     elif report.error is None and report.checks:
         lines += [say["all"](lang), ""]
     if passed:
@@ -621,6 +644,22 @@ def report_from_entry(entry: dict) -> Report:
                   reproducible=bool(entry.get("reproducible")))
 
 
+def _moved_checks(old: dict, new: dict) -> list[tuple[str, str, str, str]]:
+    """The checks whose status moved between two entries (with the first line of the message now); the file
+    itself when its error changed and no check moved."""
+    old_checks = {c["id"]: c.get("status") for c in old.get("checks", [])}
+    moved = []
+    for c in new.get("checks", []):
+        if c["id"] in old_checks and old_checks[c["id"]] != c.get("status"):
+            first = (c.get("message") or "").strip().splitlines()
+            moved.append((c["id"], old_checks[c["id"]], c.get("status"), first[0] if first else ""))
+    if old.get("error") != new.get("error") and not moved:
+        moved.append(("(file)", "ungradable" if old.get("error") else "graded",
+                      "ungradable" if new.get("error") else "graded",
+                      (new.get("error") or {}).get("message", "")))
+    return moved
+
+
 def compare(previous: Sequence[dict], current: Sequence[dict]) -> list[Change]:
     """What changed between two results.json lists: scores, and the checks whose status moved."""
     before = {e["submission"]: e for e in previous}
@@ -631,16 +670,7 @@ def compare(previous: Sequence[dict], current: Sequence[dict]) -> list[Change]:
         if old is None or new is None:
             changes.append(Change(name, old and old.get("score"), new and new.get("score"), []))
             continue
-        old_checks = {c["id"]: c.get("status") for c in old.get("checks", [])}
-        moved = []
-        for c in new.get("checks", []):
-            if c["id"] in old_checks and old_checks[c["id"]] != c.get("status"):
-                first = (c.get("message") or "").strip().splitlines()
-                moved.append((c["id"], old_checks[c["id"]], c.get("status"), first[0] if first else ""))
-        if old.get("error") != new.get("error") and not moved:
-            moved.append(("(file)", "ungradable" if old.get("error") else "graded",
-                          "ungradable" if new.get("error") else "graded",
-                          (new.get("error") or {}).get("message", "")))
+        moved = _moved_checks(old, new)
         score_moved = abs(float(old.get("score", 0)) - float(new.get("score", 0))) > 1e-9
         if moved or score_moved:
             changes.append(Change(name, old.get("score"), new.get("score"), moved))
@@ -828,47 +858,61 @@ def _similar_intro(lang: str, based: bool) -> str:
     return PAGE["similar_intro"].render(lang, near=100 * NEAR)
 
 
-def class_page(reports: Sequence[Report], course: Course, lang: str = "en", names: dict[str, str] | None = None,
-               pairs: Sequence[Any] = (), based: bool = False) -> str:
-    """``class.html``: the class at a glance (a self-contained page: inline CSS, no script, no network): pass
-    rates per check, a row per submission linking to its feedback file, and the similar pairs."""
-    import urllib.parse
-
-    import jinja2
-
-    from checker import __version__
+def _check_rates(course: Course, graded: Sequence[Report], lang: str) -> list[dict]:
+    """Per counted check: its title, points, and how many of the graded files pass it."""
     from checker.checks import REGISTRY
 
-    say = {k: m.render(lang) for k, m in PAGE.items() if k not in ("subtitle", "similar_intro", "similar_base")}
-    say["subtitle"] = PAGE["subtitle"].render(lang, n=len(reports), checks=len(course.check_ids),
-                                              version=__version__)
-    say["similar_intro"] = _similar_intro(lang, based)
-    graded = [r for r in reports if r.error is None]
     checks = []
     for cid in course.check_ids:
         passed = sum(any(c.id == cid and c.passed for c in r.checks) for r in graded)
         title = REGISTRY[cid].title.render(lang) if cid in REGISTRY else cid
         checks.append({"id": cid, "title": title, "points": _num(course.points[cid]), "passed": passed,
                        "graded": len(graded), "percent": round(100 * passed / len(graded)) if graded else 0})
-    rows = []
-    for r in reports:
-        statuses = {c.id: str(getattr(c.status, "value", c.status)) for c in r.checks}
-        name = submission_name(r, names)
-        note = "; ".join(getattr(r, "integrity", []) or [])
-        if r.error is not None:
-            note = one_line(r.error) or r.error_kind or ""
-        rows.append({"name": name, "feedback": "feedback/" + urllib.parse.quote(feedback_name(r, names)),
-                     "score": f"{100 * weighted_score(r, course):.0f}%", "points": _num(points_of(r, course)),
-                     "cls": "ok" if r.passed else "bad",
-                     "cells": [{"check": cid, "status": statuses.get(cid), "glyph": _GLYPHS.get(statuses.get(cid), "·")}
-                               for cid in course.check_ids], "note": note})
+    return checks
+
+
+def _page_row(r: Report, course: Course, names: dict[str, str] | None) -> dict:
+    """A submission's row: its score, a cell per check, and why it is held or could not be graded."""
+    import urllib.parse
+
+    statuses = {c.id: str(getattr(c.status, "value", c.status)) for c in r.checks}
+    name = submission_name(r, names)
+    note = "; ".join(getattr(r, "integrity", []) or [])
+    if r.error is not None:
+        note = one_line(r.error) or r.error_kind or ""
+    return {"name": name, "feedback": "feedback/" + urllib.parse.quote(feedback_name(r, names)),
+            "score": f"{100 * weighted_score(r, course):.0f}%", "points": _num(points_of(r, course)),
+            "cls": "ok" if r.passed else "bad",
+            "cells": [{"check": cid, "status": statuses.get(cid), "glyph": _GLYPHS.get(statuses.get(cid), "·")}
+                      for cid in course.check_ids], "note": note}
+
+
+def _page_cards(reports: Sequence[Report], course: Course, say: dict[str, str]) -> list[tuple[str, Any, str]]:
+    """The figures at the top of the page (label, value, css class): how many pass, fail, are held; the mean."""
     summary = summarize(reports)
     held = sum(bool(getattr(r, "integrity", None)) for r in reports)
     mean = sum(weighted_score(r, course) for r in reports) / len(reports) if reports else 0.0
-    cards = [(say["submissions"], summary.total, ""), (say["all_pass"], summary.passed, "ok"),
-             (say["some_fail"], summary.failed, "bad" if summary.failed else "ok"),
-             (say["ungradable"], summary.ungradable, "bad" if summary.ungradable else "ok"),
-             (say["held"], held, "warn" if held else "ok"), (say["mean"], f"{100 * mean:.0f}%", "")]
+    return [(say["submissions"], summary.total, ""), (say["all_pass"], summary.passed, "ok"),
+            (say["some_fail"], summary.failed, "bad" if summary.failed else "ok"),
+            (say["ungradable"], summary.ungradable, "bad" if summary.ungradable else "ok"),
+            (say["held"], held, "warn" if held else "ok"), (say["mean"], f"{100 * mean:.0f}%", "")]
+
+
+def class_page(reports: Sequence[Report], course: Course, lang: str = "en", names: dict[str, str] | None = None,
+               pairs: Sequence[Any] = (), based: bool = False) -> str:
+    """``class.html``: the class at a glance (a self-contained page: inline CSS, no script, no network): pass
+    rates per check, a row per submission linking to its feedback file, and the similar pairs."""
+    import jinja2
+
+    from checker import __version__
+
+    say = {k: m.render(lang) for k, m in PAGE.items() if k not in ("subtitle", "similar_intro", "similar_base")}
+    say["subtitle"] = PAGE["subtitle"].render(lang, n=len(reports), checks=len(course.check_ids),
+                                              version=__version__)
+    say["similar_intro"] = _similar_intro(lang, based)
+    checks = _check_rates(course, [r for r in reports if r.error is None], lang)
+    rows = [_page_row(r, course, names) for r in reports]
+    cards = _page_cards(reports, course, say)
     env = jinja2.Environment(loader=jinja2.PackageLoader("checker", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("class.html.j2").render(say=say, lang=lang, cards=cards, checks=checks, rows=rows,
