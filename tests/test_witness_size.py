@@ -210,3 +210,10 @@ def test_a_failure_too_large_to_confirm_stands_as_the_loop_reported_it(tmp_path,
     grader._on_confirmed(st, Measured(cid, trusted))
     assert st.results[cid].status == "fail" and not st.report.integrity
     assert st.results[cid].message == REGISTRY[cid].judge(child).render("es")
+
+
+def test_final_weights_past_the_bound_are_said_too_large(reference, lab, monkeypatch):
+    monkeypatch.setattr(instruments, "WITNESS_BYTES", 100)
+    child = json.loads(json.dumps(REGISTRY["converge.adam"].measure(reference, lab)))
+    assert set(child["final"]) == {TOO_LARGE} and child["final"][TOO_LARGE]["params"] == lab.track.model.n_params
+    assert confirm("converge.adam", child, lab)[TOO_LARGE] == lab.track.model.n_params

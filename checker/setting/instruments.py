@@ -1047,8 +1047,13 @@ def _set_generator(rng: Any, device: str) -> None:
 
 
 def final_state(model: nn.Module) -> dict[str, Any]:
-    """The weights and buffers ``model`` holds now, as plain figures (:func:`load_state` takes them back)."""
-    return {"params": pack(_flat_cpu(model.parameters())), "buffers": pack(_flat_cpu(model.buffers()))}
+    """The weights and buffers ``model`` holds now, as plain figures (:func:`load_state` takes them back); past
+    ``WITNESS_BYTES``, ``too_large`` instead (the model's parameters)."""
+    state = {"params": pack(_flat_cpu(model.parameters())), "buffers": pack(_flat_cpu(model.buffers()))}
+    size = _packed_size(state["params"]) + _packed_size(state["buffers"])
+    if size > WITNESS_BYTES:
+        return {"too_large": {"params": sum(p.numel() for p in model.parameters()), "bytes": size}}
+    return state
 
 
 def load_state(model: nn.Module, state: Any) -> None:
@@ -1056,6 +1061,8 @@ def load_state(model: nn.Module, state: Any) -> None:
     not fit it."""
     if not isinstance(state, dict):
         raise Unconfirmed("the model's final weights were not reported")
+    if "too_large" in state:
+        _marks(state)  # says TooLarge
     _load(model, {"params": state.get("params"), "buffers": state.get("buffers"),
                   "modes": [m.training for m in model.modules()]}, str(next(model.parameters()).device))
 
