@@ -128,6 +128,48 @@ def own_children(table: dict[int, tuple[int, int, str]] | None = None) -> set[in
     return {pid for pid, (ppid, _, _) in table.items() if ppid == me}
 
 
+def _tree_of(table: dict[int, tuple[int, int, str]], roots: set[int], sessions: set[int]) -> set[int]:
+    """The roots found in ``table``, all their descendants, and every process of the ``sessions``."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, stack = set(), [r for r in roots if r in table]
+    found.update(stack)
+    while stack:
+        for kid in children.get(stack.pop(), ()):
+            if kid not in found:
+                found.add(kid)
+                stack.append(kid)
+    found.update(pid for pid, (_, sid, _) in table.items() if sid in sessions)
+    return found
+
+
+def _sigkill(pids: set[int]) -> set[int]:
+    """SIGKILL each of ``pids``; the ones the signal reached."""
+    killed = set()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return killed
+
+
+def _reap_own(table: dict[int, tuple[int, int, str]], pids: set[int]) -> None:
+    """Reap, without waiting, those of ``pids`` that are kata's own children (adopted orphans included).
+
+    A zombie child of kata holds nothing, but it is still a process; the roots themselves are reaped by
+    their owner (the caller leaves them out)."""
+    me = os.getpid()
+    for pid in pids:
+        if table.get(pid, (0,))[0] == me:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
 def kill_descendants(roots: Iterable[int], *, sessions: Iterable[int] = (), keep: Iterable[int] = (),
                      adopted: bool = False, rounds: int = 50) -> int:
     """SIGKILL every live descendant of ``roots`` (and every process in ``sessions``), then reap the ones
@@ -144,34 +186,11 @@ def kill_descendants(roots: Iterable[int], *, sessions: Iterable[int] = (), keep
         table = _proc_table()
         if adopted:  # kata's own children that are neither kept nor a root: orphans handed to kata
             roots |= {pid for pid, (ppid, _, _) in table.items() if ppid == me and pid not in keep}
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _, _) in table.items():
-            children.setdefault(ppid, []).append(pid)
-        found, stack = set(), [r for r in roots if r in table]
-        found.update(stack)
-        while stack:
-            for kid in children.get(stack.pop(), ()):
-                if kid not in found:
-                    found.add(kid)
-                    stack.append(kid)
-        found.update(pid for pid, (_, sid, _) in table.items() if sid in sessions)
-        found -= keep
+        found = _tree_of(table, roots, sessions) - keep
         found.discard(me)
         live = {pid for pid in found if table.get(pid, (0, 0, "Z"))[2] not in ("Z", "X")}
-        for pid in live:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except (ProcessLookupError, PermissionError):
-                pass
-        # reap what is ours (adopted orphans included): a zombie child of kata holds nothing, but it is
-        # still a process; the roots themselves are reaped by their owner.
-        for pid in found:
-            if table.get(pid, (0,))[0] == me and pid not in original:
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
+        killed |= _sigkill(live)
+        _reap_own(table, found - original)
         if not live:
             # /proc is listed before each stat is read: a process forked after the listing whose parent
             # then exited is in neither. Only a second quiet look, listed afresh, ends the hunt.
