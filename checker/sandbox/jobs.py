@@ -611,6 +611,113 @@ def _read_line(fd: int) -> bytes:
     return data
 
 
+class _Pool:
+    """The children of one ``run_jobs`` call: started, served, finished and, at the end, cleaned up."""
+
+    def __init__(self, jobs: Iterable[Job], workers: int, on_event: Callable[[Job, dict], None] | None,
+                 on_outcome: Callable[[Outcome], None] | None) -> None:
+        self.pending = list(jobs)
+        self.order = {id(job): i for i, job in enumerate(self.pending)}
+        # early jobs first (their child can fork from the zygote's twin while the zygote still warms), else in order
+        self.pending.sort(key=lambda job: not job.early)
+        self.pending.reverse()
+        self.outcomes: list[Outcome | None] = [None] * len(self.order)
+        self.running: dict[int, _Running] = {}
+        self.workers = max(workers, 1)
+        self.on_event, self.on_outcome = on_event, on_outcome
+        self.selector = selectors.DefaultSelector()
+        self.unrelated = hardening.own_children()  # kata's own children from before: never touched
+        if any(isinstance(job.target, Task) for job in self.pending):
+            zygote().start()
+        if zygote().alive():  # kata's own child, never an orphan to kill
+            self.unrelated.add(zygote().pid)
+
+    def dispatch(self, child: _Running, stream: str, fd: int) -> None:
+        """Read what is waiting on one of ``child``'s pipes and hand it to the child's parser."""
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            child.close(self.selector, fd)
+            return
+        before = len(child.events)
+        (child.on_events if stream == "events" else child.on_output)(data)
+        if self.on_event and stream == "events":
+            for event in child.events[before:]:
+                self.on_event(child.job, event)
+
+    def finish(self, pid: int, child: _Running) -> None:
+        """Kill ``child``'s tree, read what it wrote before the end, reap it and hand its outcome on."""
+        keep = self.unrelated | {p for p in self.running if p != pid}
+        child.kill_tree(keep)
+        if child.exit_fd is not None:
+            self.selector.unregister(child.exit_fd)
+        # what the child (and its descendants, now gone) wrote before the end
+        limit = time.monotonic() + DRAIN_SECONDS
+        while child.open_fds and time.monotonic() < limit:
+            for key, _ in self.selector.select(timeout=0.05):
+                owner, stream = key.data
+                if owner is child:
+                    self.dispatch(child, stream, key.fd)
+        child.close(self.selector)
+        del self.running[pid]
+        outcome = child.reap()
+        self.outcomes[self.order[id(child.job)]] = outcome
+        if self.on_outcome:
+            self.on_outcome(outcome)
+
+    def launch(self) -> None:
+        """Start pending jobs while a worker is free (a job that needs the zygote waits until it is ready)."""
+        while self.pending and len(self.running) < self.workers:
+            job = self.pending[-1]
+            if self.running and not job.early and isinstance(job.target, Task) and not zygote().ready_now():
+                break  # it must wait for the zygote: look again shortly, serving the children meanwhile
+            self.pending.pop()
+            child = _Running(job)
+            self.running[child.pid] = child
+            self.selector.register(child.event_fd, selectors.EVENT_READ, (child, "events"))
+            self.selector.register(child.output_fd, selectors.EVENT_READ, (child, "output"))
+            if child.exit_fd is not None:
+                self.selector.register(child.exit_fd, selectors.EVENT_READ, (child, "exit"))
+
+    def wait_time(self) -> float:
+        """How long to wait for the children: up to the nearest deadline, less where they must be polled."""
+        timeout = max(min(c.deadline for c in self.running.values()) - time.monotonic(), 0.0)
+        poll_every = 0.5 if all(c.exit_fd is not None for c in self.running.values()) else 0.05
+        if self.pending and len(self.running) < self.workers:  # a job waits for the zygote to be ready
+            poll_every = 0.02
+        return min(timeout, poll_every)
+
+    def serve(self) -> None:
+        """Read what the children wrote, then finish each one that has exited or is due to be stopped."""
+        for key, _ in self.selector.select(timeout=self.wait_time()):
+            child, stream = key.data
+            if child.pid not in self.running:
+                continue
+            if stream == "exit":
+                child.poll()
+                continue
+            self.dispatch(child, stream, key.fd)
+        now = time.monotonic()
+        for pid, child in list(self.running.items()):
+            child.stop_if_due(now)
+            if child.poll() or (not child.open_fds and child.exited):
+                self.finish(pid, child)
+
+    def abandon(self) -> None:
+        """Kill, close and reap every child still running (the run ended early), then close the selector."""
+        for child in list(self.running.values()):
+            child.kill_tree(self.unrelated)
+            child.close(self.selector)
+            try:
+                child.wait()
+            except ChildProcessError:
+                pass
+            hardening.remove_private_dir(child.private_dir)
+        self.selector.close()
+
+
 def run_jobs(
     jobs: Iterable[Job],
     *,
@@ -625,95 +732,14 @@ def run_jobs(
     read, and only then is the outcome handed on.
     """
     hardening.harden_parent()
-    pending = list(jobs)
-    order = {id(job): i for i, job in enumerate(pending)}
-    # early jobs first (their child can fork from the zygote's twin while the zygote still warms), else in order
-    pending.sort(key=lambda job: not job.early)
-    pending.reverse()
-    outcomes: list[Outcome | None] = [None] * len(order)
-    running: dict[int, _Running] = {}
-    selector = selectors.DefaultSelector()
-    unrelated = hardening.own_children()  # kata's own children from before: never touched
-    if any(isinstance(job.target, Task) for job in pending):
-        zygote().start()
-    if zygote().alive():  # kata's own child, never an orphan to kill
-        unrelated.add(zygote().pid)
-
-    def dispatch(child: _Running, stream: str, fd: int) -> None:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            data = b""
-        if not data:
-            child.close(selector, fd)
-            return
-        before = len(child.events)
-        (child.on_events if stream == "events" else child.on_output)(data)
-        if on_event and stream == "events":
-            for event in child.events[before:]:
-                on_event(child.job, event)
-
-    def finish(pid: int, child: _Running) -> None:
-        keep = unrelated | {p for p in running if p != pid}
-        child.kill_tree(keep)
-        if child.exit_fd is not None:
-            selector.unregister(child.exit_fd)
-        # what the child (and its descendants, now gone) wrote before the end
-        limit = time.monotonic() + DRAIN_SECONDS
-        while child.open_fds and time.monotonic() < limit:
-            for key, _ in selector.select(timeout=0.05):
-                owner, stream = key.data
-                if owner is child:
-                    dispatch(child, stream, key.fd)
-        child.close(selector)
-        del running[pid]
-        outcome = child.reap()
-        outcomes[order[id(child.job)]] = outcome
-        if on_outcome:
-            on_outcome(outcome)
-
+    pool = _Pool(jobs, workers, on_event, on_outcome)
     try:
-        while pending or running:
-            while pending and len(running) < max(workers, 1):
-                job = pending[-1]
-                if running and not job.early and isinstance(job.target, Task) and not zygote().ready_now():
-                    break  # it must wait for the zygote: look again shortly, serving the children meanwhile
-                pending.pop()
-                child = _Running(job)
-                running[child.pid] = child
-                selector.register(child.event_fd, selectors.EVENT_READ, (child, "events"))
-                selector.register(child.output_fd, selectors.EVENT_READ, (child, "output"))
-                if child.exit_fd is not None:
-                    selector.register(child.exit_fd, selectors.EVENT_READ, (child, "exit"))
-            now = time.monotonic()
-            timeout = max(min(c.deadline for c in running.values()) - now, 0.0)
-            poll_every = 0.5 if all(c.exit_fd is not None for c in running.values()) else 0.05
-            if pending and len(running) < max(workers, 1):  # a job waits for the zygote to be ready
-                poll_every = 0.02
-            for key, _ in selector.select(timeout=min(timeout, poll_every)):
-                child, stream = key.data
-                if child.pid not in running:
-                    continue
-                if stream == "exit":
-                    child.poll()
-                    continue
-                dispatch(child, stream, key.fd)
-            now = time.monotonic()
-            for pid, child in list(running.items()):
-                child.stop_if_due(now)
-                if child.poll() or (not child.open_fds and child.exited):
-                    finish(pid, child)
+        while pool.pending or pool.running:
+            pool.launch()
+            pool.serve()
     finally:
-        for child in list(running.values()):
-            child.kill_tree(unrelated)
-            child.close(selector)
-            try:
-                child.wait()
-            except ChildProcessError:
-                pass
-            hardening.remove_private_dir(child.private_dir)
-        selector.close()
-    return [o for o in outcomes if o is not None]
+        pool.abandon()
+    return [o for o in pool.outcomes if o is not None]
 
 
 def run_job(job: Job, *, on_event: Callable[[Job, dict], None] | None = None) -> Outcome:
