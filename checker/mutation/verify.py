@@ -271,13 +271,7 @@ def run_verify(
     of check runs planned, before they start and again when a rerun adds some.
     """
     started = time.perf_counter()
-    if seeds < 1:
-        raise VerifyProblem("--seeds must be at least 1")
-    catalogue = {m.id: m for m in mutants} if mutants is not None else load_mutants(mutants_dir)
-    unknown = [i for i in only if i not in catalogue]
-    if unknown:
-        raise VerifyProblem(f"unknown mutant id(s): {', '.join(unknown)} (see `kata mutants list`)")
-    chosen = [catalogue[i] for i in (only or catalogue)]
+    chosen = _chosen_mutants(mutants, mutants_dir, only, seeds)
     ref_source = reference if reference is not None else reference_source(getattr(lab, "track", None))
     ids = ordered_ids(check_ids, device=getattr(lab, "device", "cpu"), track=getattr(lab, "track", None))
     results = build_sources(chosen, ref_source)
@@ -288,12 +282,80 @@ def run_verify(
 
         lab = Lab().prepare()
 
+    plan = _plan(results, ref_source, ids, seeds, lab.track, all_checks)
+    if on_plan:
+        on_plan(plan.planned)
+
+    def _on_check(sub, res) -> None:
+        if on_check:
+            on_check(plan.names[id(sub)], res.id, res.status)
+
+    def _on_report(report) -> None:
+        if on_done:
+            status = "pass" if report.passed else ("error" if report.error else "fail")
+            on_done(plan.by_file[report.file], status)
+
+    def _grade(subs: list[Submission]) -> list:
+        return grade(subs, lab, check_ids=ids, workers=2, split=1, lang=lang, on_check=_on_check,
+                     on_report=_on_report)
+
+    graded_at = time.perf_counter()
+    reports = _grade(plan.subs)
+    ref = _reference_result(reports[:seeds], seeds)
+    _settle_selected(plan, reports[seeds:], ids)
+    # a selection that leaves a mutant surviving, or misses a check it declares: the whole battery decides
+    again = [r for r in plan.pending if r.not_run and (r.status == SURVIVED or r.missing)]
+    if again:
+        if on_plan:
+            on_plan(plan.planned + len(ids) * len(again))
+        reports += _rerun(plan, again, _grade)
+    graded = time.perf_counter() - graded_at
+    return Verification(
+        reference=ref,
+        results=results,
+        check_ids=ids,
+        reference_source=ref_source,
+        seconds=_seconds(reports, seeds, setup, graded, started),
+        config={"seeds": seeds, "only": list(only), "checks": ids, "workers": 2,
+                "coverageAnalysis": "all" if all_checks else "perTest"},
+        reference_name=getattr(getattr(lab, "track", None), "reference_path", REFERENCE_NAME),
+    )
+
+
+def _chosen_mutants(mutants: Sequence[Mutant] | None, mutants_dir: str | Path | None, only: Sequence[str],
+                    seeds: int) -> list[Mutant]:
+    """The mutants to verify (``mutants``, else those in ``mutants_dir``; all, or those in ``only``)."""
+    if seeds < 1:
+        raise VerifyProblem("--seeds must be at least 1")
+    catalogue = {m.id: m for m in mutants} if mutants is not None else load_mutants(mutants_dir)
+    unknown = [i for i in only if i not in catalogue]
+    if unknown:
+        raise VerifyProblem(f"unknown mutant id(s): {', '.join(unknown)} (see `kata mutants list`)")
+    return [catalogue[i] for i in (only or catalogue)]
+
+
+@dataclass
+class _Plan:
+    """The submissions of one verification: the reference under each seed, then every pending mutant."""
+
+    subs: list[Submission]
+    pending: list[MutantResult]
+    selected: dict[str, list[str] | None]  # mutant id -> the checks it runs (None: all of them)
+    names: dict[int, str]  # id(submission) -> the name the callbacks see
+    by_file: dict[str, str]  # submission file name -> that name
+    planned: int  # check runs planned
+    shared: Draw  # the mutants' and seed 0's draw, kept for the reruns
+
+
+def _plan(results: list[MutantResult], ref_source: str, ids: Sequence[str], seeds: int, track,
+          all_checks: bool) -> _Plan:
+    """The reference under each seed and each pending mutant with the checks it runs, as submissions."""
     ref_names = [REFERENCE_NAME if s == 0 else f"{REFERENCE_NAME} (seed {s})" for s in range(seeds)]
     # Seed 0 shares the run's draw with the mutants; every further seed also brings its own draw of the
     # differential checks' arguments, so "the reference passes under N seeds" covers N draws too.
 
-    shared = Draw.fresh(lab.track)  # the mutants' and seed 0's, kept for the reruns
-    subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=shared if s == 0 else Draw.fresh(lab.track))
+    shared = Draw.fresh(track)  # the mutants' and seed 0's, kept for the reruns
+    subs = [Submission(seeded_reference(ref_source, s), ref_names[s], draw=shared if s == 0 else Draw.fresh(track))
             for s in range(seeds)]
     pending = [r for r in results if r.status == "Pending"]
     selected = {r.mutant.id: None if all_checks else _selection(r, ref_source, ids) for r in pending}
@@ -303,69 +365,54 @@ def run_verify(
     by_file = {s.filename: names[id(s)] for s in subs}
     planned = len(ids) * seeds + sum(len(ids if selected[r.mutant.id] is None else selected[r.mutant.id])
                                      for r in pending)
-    if on_plan:
-        on_plan(planned)
+    return _Plan(subs, pending, selected, names, by_file, planned, shared)
 
-    def _on_check(sub, res) -> None:
-        if on_check:
-            on_check(names[id(sub)], res.id, res.status)
 
-    def _on_report(report) -> None:
-        if on_done:
-            status = "pass" if report.passed else ("error" if report.error else "fail")
-            on_done(by_file[report.file], status)
-
-    graded_at = time.perf_counter()
-    reports = grade(
-        subs, lab, check_ids=ids, workers=2, split=1, lang=lang, on_check=_on_check, on_report=_on_report
-    )
-
+def _reference_result(reports: list, seeds: int) -> ReferenceResult:
+    """The reference's verdicts per check over its seeds' reports, its first error and failure messages."""
     ref = ReferenceResult(seeds=list(range(seeds)))
-    for report in reports[:seeds]:
+    for report in reports:
         if report.error is not None and ref.error is None:
             ref.error = f"{report.error_kind}: {report.error}"
         for c in report.checks:
             ref.verdicts.setdefault(c.id, []).append(c.status)
             if c.status != "pass":
                 ref.messages.setdefault(c.id, c.message.splitlines()[0] if c.message else "")
-    for r, report in zip(pending, reports[seeds:], strict=True):
+    return ref
+
+
+def _settle_selected(plan: _Plan, reports: list, ids: Sequence[str]) -> None:
+    """Settle each pending mutant from its report; the checks its selection left out are noted as not run."""
+    for r, report in zip(plan.pending, reports, strict=True):
         settle(r, report)
-        chosen = selected[r.mutant.id]
+        chosen = plan.selected[r.mutant.id]
         if chosen is not None:
             r.not_run = [c for c in ids if c not in chosen]
-    # a selection that leaves a mutant surviving, or misses a check it declares: the whole battery decides
-    again = [r for r in pending if r.not_run and (r.status == SURVIVED or r.missing)]
-    if again:
-        if on_plan:
-            on_plan(planned + len(ids) * len(again))
-        rerun = [Submission(r.source, f"mutants/{r.mutant.id}.py", draw=shared) for r in again]
-        for s, r in zip(rerun, again, strict=True):
-            names[id(s)] = r.mutant.id
-        more = grade(rerun, lab, check_ids=ids, workers=2, split=1, lang=lang, on_check=_on_check,
-                     on_report=_on_report)
-        for r, report in zip(again, more, strict=True):
-            r.not_run = []
-            settle(r, report)
-        reports += more
-    graded = time.perf_counter() - graded_at
+
+
+def _rerun(plan: _Plan, again: list[MutantResult], grade_with: Callable[[list[Submission]], list]) -> list:
+    """Grade ``again`` under the whole battery and settle them anew; their reports."""
+    rerun = [Submission(r.source, f"mutants/{r.mutant.id}.py", draw=plan.shared) for r in again]
+    for s, r in zip(rerun, again, strict=True):
+        plan.names[id(s)] = r.mutant.id
+    more = grade_with(rerun)
+    for r, report in zip(again, more, strict=True):
+        r.not_run = []
+        settle(r, report)
+    return more
+
+
+def _seconds(reports: list, seeds: int, setup: float, graded: float, started: float) -> dict[str, float]:
+    """Stryker's timings: setup, the reference's share of the grading, the mutants' share, and the total."""
     ref_seconds = sum(c.seconds for rep in reports[:seeds] for c in rep.checks)
     mut_seconds = sum(c.seconds for rep in reports[seeds:] for c in rep.checks)
     share = ref_seconds / (ref_seconds + mut_seconds) if ref_seconds + mut_seconds else 0.0
-    return Verification(
-        reference=ref,
-        results=results,
-        check_ids=ids,
-        reference_source=ref_source,
-        seconds={
-            "setup": setup,
-            "initialRun": graded * share,
-            "mutation": graded * (1 - share),
-            "total": time.perf_counter() - started,
-        },
-        config={"seeds": seeds, "only": list(only), "checks": ids, "workers": 2,
-                "coverageAnalysis": "all" if all_checks else "perTest"},
-        reference_name=getattr(getattr(lab, "track", None), "reference_path", REFERENCE_NAME),
-    )
+    return {
+        "setup": setup,
+        "initialRun": graded * share,
+        "mutation": graded * (1 - share),
+        "total": time.perf_counter() - started,
+    }
 
 
 def _selection(result: MutantResult, reference: str, ids: Sequence[str]) -> list[str] | None:
