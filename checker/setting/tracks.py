@@ -484,35 +484,16 @@ def _table(data: dict, fields: tuple[Field, ...], where: str) -> dict[str, Any]:
 def _data_spec(data: dict, path: Path, root: Path, reference: str) -> DataSpec:
     """The [data] table as a DataSpec: exactly one source, and sizes that fit."""
     where = f"{path} [data]"
-    given = [name for name in ("generator", "dataset", "file") if name in data]
-    if data.get("source") is not None:
-        if data["source"] != "reference":
-            raise TrackError(f"{where}: source {data['source']!r}: the only source field is \"reference\" (the "
-                             f"reference loop's make_data); else give generator, dataset or file")
-        given.append("reference")
-    if len(given) != 1:
-        raise TrackError(f"{where}: give exactly one of generator (make_*), dataset (load_*), file (CSV or NPZ) "
-                         f"or source = \"reference\"" + (f" (found {', '.join(given)})" if given else ""))
-    kind = {"generator": "generator", "dataset": "dataset", "file": "file", "reference": "reference"}[given[0]]
+    kind = _source_kind(data, where)
     name = data.get(kind, "reference") if kind != "reference" else "reference"
     file = None
-    if kind == "generator" and (not name.startswith("make_") or not name.isidentifier()):
-        raise TrackError(f"{where}: generator {name!r} is not a make_* function of sklearn.datasets")
-    if kind == "dataset" and (not name.startswith("load_") or not name.isidentifier()):
-        raise TrackError(f"{where}: dataset {name!r} is not a load_* function of sklearn.datasets (a dataset "
-                         f"bundled with scikit-learn; nothing is downloaded)")
+    if kind in ("generator", "dataset"):
+        _check_sklearn_name(kind, name, where)
     if kind == "file":
-        file = (path.parent / name).resolve()
-        if file.suffix not in (".csv", ".npz"):
-            raise TrackError(f"{where}: file {name!r}: use a .csv or an .npz file")
-        if not file.is_file():
-            raise TrackError(f"{where}: file {name!r}: no such file beside the track file ({file})")
+        file = _data_file(path, name, where)
         name = f"file:{file.name}"
     if kind == "reference":
-        file = (root / reference).resolve()
-        if data.get("scale") is not None or data.get("standardize") or "params" in data:
-            raise TrackError(f"{where}: source = \"reference\": the reference's make_data already gives the "
-                             f"split data; leave out params, scale and standardize")
+        file = _reference_file(data, root, reference, where)
     if kind in ("file", "reference") and "params" in data:
         raise TrackError(f"{where}: params are a generator's or dataset's arguments; a {kind} takes none")
     spec = DataSpec(generator=name, params=tuple(sorted((data.get("params") or {}).items())),
@@ -522,6 +503,48 @@ def _data_spec(data: dict, path: Path, root: Path, reference: str) -> DataSpec:
     if spec.n_val >= spec.n_samples:
         raise TrackError(f"{where}: n_val ({spec.n_val}) must be below n_samples ({spec.n_samples})")
     return spec
+
+
+def _source_kind(data: dict, where: str) -> str:
+    """Which one source the [data] table gives: generator, dataset, file or reference; else TrackError."""
+    given = [name for name in ("generator", "dataset", "file") if name in data]
+    if data.get("source") is not None:
+        if data["source"] != "reference":
+            raise TrackError(f"{where}: source {data['source']!r}: the only source field is \"reference\" (the "
+                             f"reference loop's make_data); else give generator, dataset or file")
+        given.append("reference")
+    if len(given) != 1:
+        raise TrackError(f"{where}: give exactly one of generator (make_*), dataset (load_*), file (CSV or NPZ) "
+                         f"or source = \"reference\"" + (f" (found {', '.join(given)})" if given else ""))
+    return {"generator": "generator", "dataset": "dataset", "file": "file", "reference": "reference"}[given[0]]
+
+
+def _check_sklearn_name(kind: str, name: str, where: str) -> None:
+    """A generator must name a make_* function of sklearn.datasets, a dataset a load_* one; else TrackError."""
+    if kind == "generator" and (not name.startswith("make_") or not name.isidentifier()):
+        raise TrackError(f"{where}: generator {name!r} is not a make_* function of sklearn.datasets")
+    if kind == "dataset" and (not name.startswith("load_") or not name.isidentifier()):
+        raise TrackError(f"{where}: dataset {name!r} is not a load_* function of sklearn.datasets (a dataset "
+                         f"bundled with scikit-learn; nothing is downloaded)")
+
+
+def _data_file(path: Path, name: str, where: str) -> Path:
+    """The CSV or NPZ file ``name`` beside the track file; TrackError when it is neither or missing."""
+    file = (path.parent / name).resolve()
+    if file.suffix not in (".csv", ".npz"):
+        raise TrackError(f"{where}: file {name!r}: use a .csv or an .npz file")
+    if not file.is_file():
+        raise TrackError(f"{where}: file {name!r}: no such file beside the track file ({file})")
+    return file
+
+
+def _reference_file(data: dict, root: Path, reference: str, where: str) -> Path:
+    """The reference loop whose make_data gives the data; TrackError when params, scale or standardize are set."""
+    file = (root / reference).resolve()
+    if data.get("scale") is not None or data.get("standardize") or "params" in data:
+        raise TrackError(f"{where}: source = \"reference\": the reference's make_data already gives the "
+                         f"split data; leave out params, scale and standardize")
+    return file
 
 
 def parse_track(path: Path, root: Path, defaults: dict[str, str] | None = None) -> Track:
