@@ -26,6 +26,15 @@ from checker.setting.course import refuse_package_write
 from checker.setting.lab import prepared_lab
 from checker.setting.tracks import get_track
 
+BOUNDARY_VERIFY_ONLY = Message(
+    en="--boundary takes --seeds, --only, --function, --all-tracks and --track, not --json, --html or --all-checks",
+    es="--boundary admite --seeds, --only, --function, --all-tracks y --track, no --json, --html ni --all-checks",
+)
+BOUNDARY_GENERATE_ONLY = Message(
+    en="--boundary takes --function, --dry-run, --all-tracks and --track, not --operator, --limit or --json",
+    es="--boundary admite --function, --dry-run, --all-tracks y --track, no --operator, --limit ni --json",
+)
+
 
 def load(mutants_dir: str | None):
     """Every mutant in ``mutants_dir`` (None: $KATA_MUTANTS_DIR, else the shipped ones), by id."""
@@ -309,3 +318,21 @@ def generate(*, functions: tuple[str, ...], operators: tuple[str, ...], limit: i
 
         write_json(result, json_path)
     return code
+
+
+def boundary(track, *, only, functions, all_tracks: bool, seeds: int, quiet: bool, dry_run: bool) -> int | None:
+    """The boundary mutants of ``track`` (a Track, or a track's name) or of every track, listed (``dry_run``: None)
+    or verified (the exit code)."""
+    from checker.mutation.boundary import boundary_of_tracks, list_boundary, run_boundary
+    from checker.setting.tracks import all_tracks as every_track
+    from checker.setting.tracks import track_named
+
+    if all_tracks:
+        tracks = list(every_track().values())
+    else:
+        tracks = [track_named(track) if isinstance(track, str) else track]
+    chosen = boundary_of_tracks(tracks, only=only, functions=functions)
+    if dry_run:
+        list_boundary(chosen, console())
+        return None
+    return run_boundary(chosen, seeds=seeds, out=console(), progress=lambda total: StderrProgress(total, quiet))

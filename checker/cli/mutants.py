@@ -11,17 +11,7 @@ from pathlib import Path
 import click
 
 from checker.base.errors import UsageProblem
-from checker.base.i18n import Message
 from checker.cli.common import current_lang, lang_option, stored_lang_option, track_option
-
-BOUNDARY_VERIFY_ONLY = Message(
-    en="--boundary takes --seeds, --only, --function, --all-tracks and --track, not --json, --html or --all-checks",
-    es="--boundary admite --seeds, --only, --function, --all-tracks y --track, no --json, --html ni --all-checks",
-)
-BOUNDARY_GENERATE_ONLY = Message(
-    en="--boundary takes --function, --dry-run, --all-tracks and --track, not --operator, --limit or --json",
-    es="--boundary admite --function, --dry-run, --all-tracks y --track, no --operator, --limit ni --json",
-)
 
 
 @click.group("mutants")
@@ -143,13 +133,13 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, all_checks
     killed by each check it declares; 1 otherwise (a survivor, a missed declared kill, a flaky or
     failing reference, a mutant that cannot be built or graded); 2 for a bad request.
     """
-    from checker.author.actions import verify
+    from checker.author.actions import BOUNDARY_VERIFY_ONLY, boundary, verify
 
     if boundary or all_tracks or functions:
         if json_path or html_path or all_checks:
             raise UsageProblem(BOUNDARY_VERIFY_ONLY.render(current_lang(lang)))
-        raise SystemExit(_boundary(ctx, track, only=only, functions=functions, all_tracks=all_tracks, seeds=seeds,
-                                   quiet=quiet, dry_run=False))
+        raise SystemExit(boundary(track or ctx.obj["track"], only=only, functions=functions, all_tracks=all_tracks,
+                                  seeds=seeds, quiet=quiet, dry_run=False))
     if track:  # given after `verify` (`kata mutants verify --only ID --track NAME`): as if given to the group
         from checker.setting.tracks import track_named
 
@@ -221,13 +211,13 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
     Verdicts are cached per (mutated source, checker version) in $KATA_CACHE_DIR (else ~/.cache/kata),
     so a re-run grades only what changed. Exit status: 0 when no gap is left, 1 otherwise.
     """
-    from checker.author.actions import generate
+    from checker.author.actions import BOUNDARY_GENERATE_ONLY, boundary, generate
 
     if boundary or all_tracks:
         if operators or limit or json_path:
             raise UsageProblem(BOUNDARY_GENERATE_ONLY.render(current_lang(None)))
-        code = _boundary(ctx, None, only=(), functions=functions, all_tracks=all_tracks, seeds=1, quiet=quiet,
-                         dry_run=dry_run)
+        code = boundary(ctx.obj["track"], only=(), functions=functions, all_tracks=all_tracks, seeds=1, quiet=quiet,
+                        dry_run=dry_run)
         if code is not None:
             raise SystemExit(code)
         return
@@ -237,18 +227,3 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
         raise SystemExit(code)
 
 
-def _boundary(ctx: click.Context, track: str | None, *, only, functions, all_tracks: bool, seeds: int, quiet: bool,
-              dry_run: bool) -> int | None:
-    """The boundary mutants of the chosen track(s), listed (``dry_run``: None) or verified (the exit code)."""
-    from checker.author.actions import StderrProgress
-    from checker.base.term import console
-    from checker.mutation.boundary import boundary_of_tracks, list_boundary, run_boundary
-    from checker.setting.tracks import all_tracks as every_track
-    from checker.setting.tracks import track_named
-
-    tracks = list(every_track().values()) if all_tracks else [track_named(track) if track else ctx.obj["track"]]
-    chosen = boundary_of_tracks(tracks, only=only, functions=functions)
-    if dry_run:
-        list_boundary(chosen, console())
-        return None
-    return run_boundary(chosen, seeds=seeds, out=console(), progress=lambda total: StderrProgress(total, quiet))

@@ -28,8 +28,8 @@ import click
 
 from checker.base.i18n import DOMAIN, LOCALE_DIR, catalogue
 
+# where ``ctx.meta`` keeps the --lang found on the command line (shared by every context of one run)
 LANG_KEY = "kata.help_lang"
-"""Where ``ctx.meta`` keeps the --lang found on the command line (shared by every context of one run)."""
 
 
 def lang_on_command_line(args: list[str]) -> str | None:
