@@ -322,6 +322,7 @@ def _shape_problem(m: dict, epochs: int) -> Any:
 def restores(loop, lab) -> dict:
     out = _run_fit_best(loop, lab, optimizer="sgd", lr=RESTORE_LR, epochs=RESTORE_EPOCHS)
     out["combined"] = _combined(loop, lab)
+    out["edges"] = [_combined(loop, lab, edge) for edge in _edge_settings(lab)]
     return out
 
 
@@ -337,19 +338,53 @@ def _combined_setting(lab) -> dict:
             "step": rng.choice((1, 2)), "clip": float(f"{rng.uniform(0.05, 0.5):.2f}"), "epochs": COMBINED_EPOCHS}
 
 
-def _combined(loop, lab) -> dict:
+EDGE_ROWS = 32
+"""Rows (taken whole, one batch an epoch) of the run at the top of the epochs' domain."""
+
+
+def _edge_settings(lab) -> list[dict]:
+    """The combined run again at the ends of fit_best's domains: one epoch on a big loader (the training rows
+    repeated to 20,480, batches of 1,024) validated on a big set (21,024 rows); and 128 epochs on a few rows taken
+    whole at SGD's lr 5 with a clip norm at the bottom of its domain (1e-4: it binds, so the steps are lr·1e-4)."""
+    from checker.setting.coverage import BIG_BATCH, BIG_ROWS
+
+    s = _combined_setting(lab)
+    return [{**s, "epochs": domain_of("fit_best", "epochs").low, "rows": BIG_ROWS, "batch": BIG_BATCH,
+             "big_val": True},
+            {**s, "epochs": domain_of("fit_best", "epochs").high, "rows": EDGE_ROWS, "batch": EDGE_ROWS, "lr": 5.0,
+             "clip": float(domain_of("fit_best", "clip_norm").low), "take": True}]
+
+
+def _edge_data(lab, s: dict):
+    """The training rows and the validation set of setting ``s`` (``_edge_settings``); None: the rig's own."""
+    from checker.checks.reference import _big, _val_set
+
+    d = lab.data
+    if "rows" not in s:
+        return None, None, None
+    if s.get("take"):
+        X, y = d.X_train[:s["rows"]], d.y_train[:s["rows"]]
+    else:
+        X, y = _big(d.X_train, d.y_train, s["rows"])
+    return X, y, _val_set(lab, s.get("big_val", False))
+
+
+def _combined(loop, lab, setting: dict | None = None) -> dict:
     """fit_best and the file's own fit, each from the same start, with a StepLR scheduler, a clip norm that binds,
-    validation and a device, all at once: fit_best trains exactly as fit does, so their histories must agree."""
+    validation and a device, all at once: fit_best trains exactly as fit does, so their histories must agree.
+    ``setting``: another run's epochs, lr, clip and data (``_edge_settings``)."""
     import torch
 
     from checker.setting.instruments import Rig, plain_number
 
-    s = _combined_setting(lab)
+    s = setting or _combined_setting(lab)
+    X, y, val = _edge_data(lab, s)
     histories = []
     for which in ("fit_best", "fit"):
-        rig = Rig(lab, optimizer="sgd", lr=s["lr"], batch_size=lab.track.thresholds.batch_size)
+        rig = Rig(lab, optimizer="sgd", lr=s["lr"], batch_size=s.get("batch", lab.track.thresholds.batch_size),
+                  X=X, y=y)
         scheduler = torch.optim.lr_scheduler.StepLR(rig.optimizer, step_size=s["step"], gamma=s["gamma"])
-        kwargs = dict(val=rig.val, scheduler=scheduler, clip_norm=s["clip"], device=rig.device)
+        kwargs = dict(val=val or rig.val, scheduler=scheduler, clip_norm=s["clip"], device=rig.device)
         try:
             out = getattr(loop, which)(rig.model, rig.optimizer, rig.loader, rig.loss_fn, s["epochs"], **kwargs)
         except Exception as exc:  # noqa: BLE001 - the file's error is the figure
@@ -357,15 +392,18 @@ def _combined(loop, lab) -> dict:
         history = out[0] if which == "fit_best" and isinstance(out, tuple | list) and len(out) == 2 else out
         histories.append([{k: plain_number(row.get(k)) for k in KEYS} if isinstance(row, dict) else None
                           for row in (history if isinstance(history, list) else [])])
-    return {**s, "fit_best": histories[0], "fit": histories[1]}
+    rows = len(X) if X is not None else len(lab.data.X_train)
+    val_rows = len(val[0]) if val is not None else len(lab.data.X_val)
+    return {**s, "fit_best": histories[0], "fit": histories[1], "n": rows, "n_val": val_rows}
 
 
 COMBINED_DIFF = Message(
     en="fit_best(..., epochs={epochs}, val=..., scheduler=StepLR(step_size={step}, gamma={gamma}), clip_norm={clip}, "
-    "device=...) and fit with the same arguments, from the same start, disagree: {what}. fit_best trains exactly as "
-    "fit does, every optional argument included",
+    "device=...) and fit with the same arguments, from the same start, on {n} training and {n_val} validation rows, "
+    "disagree: {what}. fit_best trains exactly as fit does, every optional argument included",
     es="fit_best(..., epochs={epochs}, val=..., scheduler=StepLR(step_size={step}, gamma={gamma}), clip_norm={clip}, "
-    "device=...) y fit con los mismos argumentos, desde el mismo inicio, no coinciden: {what}. fit_best entrena "
+    "device=...) y fit con los mismos argumentos, desde el mismo inicio, sobre {n} filas de entrenamiento y {n_val} "
+    "de validación, no coinciden: {what}. fit_best entrena "
     "exactamente como fit, con todos los argumentos opcionales",
 )
 
@@ -375,6 +413,7 @@ def _combined_verdict(c: dict | None):
     if not c:
         return None
     args = {k: c[k] for k in ("epochs", "step", "gamma", "clip")}
+    args.update(n=c.get("n", "?"), n_val=c.get("n_val", "?"))
     if c.get("raised"):
         return failed(COMBINED_DIFF, what=Message(en=f"{c['raised']} was raised", es=f"se lanzó {c['raised']}"),
                       **args)
@@ -417,9 +456,10 @@ def _(m: dict):
         return failed(RESTORE_WRONG, low=low, loss=loss, which=which, **args)
     if m["best"] != want:
         return failed(RESTORE_NAMED, low=low, got=m["best"], **args)
-    combined = _combined_verdict(m.get("combined"))
-    if combined is not None:
-        return combined
+    for run in (m.get("combined"), *m.get("edges", ())):
+        combined = _combined_verdict(run)
+        if combined is not None:
+            return combined
     return passed(RESTORE_OK, loss=m["loss"], last=val[-1], **args)
 
 
