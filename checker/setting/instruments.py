@@ -640,14 +640,6 @@ def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float 
     last_loss: dict | None = None
     prev_got: torch.Tensor | None = None
     counts: dict[int, int] = {}
-
-    def compare(got: torch.Tensor, want: torch.Tensor) -> tuple[torch.Tensor, float, float | None]:
-        raw = float(want.norm())
-        if clip_norm is not None:
-            want = want * min(1.0, clip_norm / (raw + 1e-6))
-        want_norm, diff = float(want.norm()), float((got - want).norm())
-        return want, raw, diff / want_norm if want_norm > 0 else (0.0 if diff == 0 else None)
-
     for event in tape.events:
         if event["kind"] == "loss" and event["grad_enabled"]:
             last_loss = event
@@ -659,28 +651,52 @@ def step_gradients(tape: Tape, params: Sequence[torch.Tensor], clip_norm: float 
         got = _flat(event["grads"], params)
         grads = (last_loss or {}).get("grads")
         connected = grads is not None and any(g is not None for g in grads)
-        want, raw, rel = compare(got, _flat(grads, params) if grads is not None else torch.zeros_like(got))
-        parts = [e for e in since_step if e.get("grads") is not None]
-        if len(parts) > 1:  # micro-batches: the examples' mean gradient over every loss since the last step
-            total = sum(e["n"] for e in parts)
-            mean = sum(_flat(e["grads"], params) * (e["n"] / total) for e in parts)
-            candidate = compare(got, mean)
-            if candidate[2] is not None and (rel is None or candidate[2] < rel):
-                want, raw, rel = candidate
+        want, raw, rel = _batch_gradient(got, grads, since_step, params, clip_norm)
         since_step = []
-        norm = float(got.norm())
-        accumulated = False
-        if prev_got is not None and raw > 0:
-            accumulated = float((got - prev_got - want).norm()) <= 1e-4 * raw and float(prev_got.norm()) > 0
-        rows.append({
-            "epoch": event["epoch"], "step": counts[event["epoch"]], "norm": finite(norm),
-            "raw_norm": finite(raw),
-            "ratio": finite(norm / raw) if raw > 0 else (None if norm > 0 else 0.0), "rel": finite(rel),
-            "missing": norm == 0.0, "connected": connected, "accumulated": accumulated,
-            "finite": bool(torch.isfinite(got).all()),
-        })
+        rows.append({"epoch": event["epoch"], "step": counts[event["epoch"]],
+                     **_step_row(got, prev_got, want, raw, rel, connected)})
         prev_got = got
     return rows
+
+
+def _compare_gradient(got: torch.Tensor, want: torch.Tensor,
+                      clip_norm: float | None) -> tuple[torch.Tensor, float, float | None]:
+    """``want`` (clipped as ``clip_norm`` says), its raw norm and ``got``'s relative distance to it."""
+    raw = float(want.norm())
+    if clip_norm is not None:
+        want = want * min(1.0, clip_norm / (raw + 1e-6))
+    want_norm, diff = float(want.norm()), float((got - want).norm())
+    return want, raw, diff / want_norm if want_norm > 0 else (0.0 if diff == 0 else None)
+
+
+def _batch_gradient(got: torch.Tensor, grads, since_step: list[dict], params: Sequence[torch.Tensor],
+                    clip_norm: float | None) -> tuple[torch.Tensor, float, float | None]:
+    """The batch's gradient a step is compared with: the latest loss's, or the micro-batches' mean if closer."""
+    want, raw, rel = _compare_gradient(got, _flat(grads, params) if grads is not None else torch.zeros_like(got),
+                                       clip_norm)
+    parts = [e for e in since_step if e.get("grads") is not None]
+    if len(parts) > 1:  # micro-batches: the examples' mean gradient over every loss since the last step
+        total = sum(e["n"] for e in parts)
+        mean = sum(_flat(e["grads"], params) * (e["n"] / total) for e in parts)
+        candidate = _compare_gradient(got, mean, clip_norm)
+        if candidate[2] is not None and (rel is None or candidate[2] < rel):
+            want, raw, rel = candidate
+    return want, raw, rel
+
+
+def _step_row(got: torch.Tensor, prev_got: torch.Tensor | None, want: torch.Tensor, raw: float,
+              rel: float | None, connected: bool) -> dict:
+    """One step's figures: norms, ratio, distance, and whether its gradient is missing, accumulated or finite."""
+    norm = float(got.norm())
+    accumulated = False
+    if prev_got is not None and raw > 0:
+        accumulated = float((got - prev_got - want).norm()) <= 1e-4 * raw and float(prev_got.norm()) > 0
+    return {
+        "norm": finite(norm), "raw_norm": finite(raw),
+        "ratio": finite(norm / raw) if raw > 0 else (None if norm > 0 else 0.0), "rel": finite(rel),
+        "missing": norm == 0.0, "connected": connected, "accumulated": accumulated,
+        "finite": bool(torch.isfinite(got).all()),
+    }
 
 
 # ---------------------------------------------------------------------------- witness and replay
