@@ -37,7 +37,7 @@ from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised
 from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
 from checker.sandbox.zygote import Task, zygote
 from checker.setting.draws import Draw
-from checker.setting.tracks import hidden_paths, shared_files, submission_folders
+from checker.setting.tracks import Track, hidden_paths, shared_files, submission_folders
 
 
 class Status(str, Enum):
@@ -722,13 +722,7 @@ def grade(
 
     device = getattr(lab, "device", "cpu")
     ids = ordered_ids(check_ids, device=device, track=lab.track)
-    limits = limits or Limits()
-    if device.startswith("cuda"):  # CUDA reserves address space beyond any cap: the cap is on data instead
-        limits = replace(limits, gpu=True)
-    if limits.harden:  # kata's data, every track's reference and mutants, each submission's folder: not there
-        folders = submission_folders([sub.filename for sub in submissions])
-        limits = replace(limits, hide=tuple(dict.fromkeys([*(limits.hide or hidden_paths()), *folders])),
-                         shared_files=limits.shared_files or shared_files(lab.track))
+    limits = _grading_limits(limits, submissions, lab.track, device)
     if secret is not None and not secret:
         raise ValueError("a grading secret cannot be empty")
     shared = draw if draw is not None or secret is not None else Draw.fresh(lab.track)
@@ -736,17 +730,7 @@ def grade(
     states: list[_State] = []
     for sub in submissions:
         own = ids if sub.check_ids is None else ordered_ids(sub.check_ids, device=device, track=lab.track)
-        wanted = [c for c in own if REGISTRY[c].reference]
-        ref = None
-        if wanted:
-            this_draw = sub.draw if sub.draw is not None else shared
-            if this_draw is None:
-                this_draw = Draw.from_secret(secret, sub.source.encode("utf-8"), lab.track)
-            key = repr(this_draw)  # equal draws, one set of answers
-            ref = references.get(key)
-            if ref is None:
-                ref = references[key] = _ReferenceRun(this_draw, [])
-            ref.ids.extend(c for c in wanted if c not in ref.ids)
+        ref = _reference_for(sub, own, references, shared, secret, lab.track)
         state = _State(sub, own, lang, ref)
         state.anchor = _anchor(sub, draw, secret)
         state.report.reproducible = sub.draw is not None or draw is not None or secret is not None
@@ -760,12 +744,46 @@ def grade(
     while queue:
         run_jobs(queue, workers=workers, on_event=grader.on_event, on_outcome=grader.on_outcome)
         queue, grader.reruns = list(grader.reruns), []
+    _finish_unfinished(grader, states)
+    return [st.report for st in states]
+
+
+def _grading_limits(limits: Limits | None, submissions: Sequence[Submission], track: Track, device: str) -> Limits:
+    """The limits a grading runs under: on a GPU the cap is on data; hardened, kata's and the files' folders hidden."""
+    limits = limits or Limits()
+    if device.startswith("cuda"):  # CUDA reserves address space beyond any cap: the cap is on data instead
+        limits = replace(limits, gpu=True)
+    if limits.harden:  # kata's data, every track's reference and mutants, each submission's folder: not there
+        folders = submission_folders([sub.filename for sub in submissions])
+        limits = replace(limits, hide=tuple(dict.fromkeys([*(limits.hide or hidden_paths()), *folders])),
+                         shared_files=limits.shared_files or shared_files(track))
+    return limits
+
+
+def _reference_for(sub: Submission, own: list[str], references: dict[str, _ReferenceRun], shared: Any,
+                   secret: bytes | None, track: Track) -> _ReferenceRun | None:
+    """The reference run that answers ``sub``'s differential checks (shared by equal draws); None if it has none."""
+    wanted = [c for c in own if REGISTRY[c].reference]
+    if not wanted:
+        return None
+    this_draw = sub.draw if sub.draw is not None else shared
+    if this_draw is None:
+        this_draw = Draw.from_secret(secret, sub.source.encode("utf-8"), track)
+    key = repr(this_draw)  # equal draws, one set of answers
+    ref = references.get(key)
+    if ref is None:
+        ref = references[key] = _ReferenceRun(this_draw, [])
+    ref.ids.extend(c for c in wanted if c not in ref.ids)
+    return ref
+
+
+def _finish_unfinished(grader: _Grader, states: list[_State]) -> None:
+    """Finish every report still open once the jobs are done, so that none ever passes unsaid."""
     for st in states:
         if not st.finished:  # a reference process that never ran (no job at all): say so, never pass
             if st.reference is not None:
                 st.reference.done = True
             grader._finish(st)
-    return [st.report for st in states]
 
 
 def _anchor(sub: Submission, draw: Any, secret: bytes | None) -> int:
