@@ -352,7 +352,40 @@ def _edge_settings(lab) -> list[dict]:
     return [{**s, "epochs": domain_of("fit_best", "epochs").low, "rows": BIG_ROWS, "batch": BIG_BATCH,
              "big_val": True},
             {**s, "epochs": domain_of("fit_best", "epochs").high, "rows": EDGE_ROWS, "batch": EDGE_ROWS, "lr": 5.0,
-             "clip": float(domain_of("fit_best", "clip_norm").low), "take": True}]
+             "clip": float(domain_of("fit_best", "clip_norm").low), "take": True},
+            *_clip_settings(s)]
+
+
+LOSS_SCALE = 1e5
+"""The clip runs' loss, scaled: the first gradient's norm (0.28 or more on every track) becomes 2.8e4 or more, above
+every point of the clip norm's domain (up to 1e4), so each clip binds."""
+
+
+def _clip_settings(s: dict) -> list[dict]:
+    """One epoch at every point of the clip norm's domain (each power of ten from 1e-4 to 1e4, the course's own),
+    under a loss scaled by ``LOSS_SCALE`` so that every one binds, at lr 0.1/clip (steps of 0.1 whatever the clip):
+    a clip capped, raised or dropped past any threshold moves the weights otherwise."""
+    from checker.setting.coverage import points
+
+    return [{**s, "epochs": 1, "clip": float(c), "lr": float(f"{0.1 / c:.3g}"), "scale": LOSS_SCALE}
+            for c in points(domain_of("fit_best", "clip_norm"))]
+
+
+def _scaled(loss_fn, scale: float | None):
+    """``loss_fn`` times ``scale`` (None: as it is), as a module."""
+    if not scale:
+        return loss_fn
+    from torch import nn
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = loss_fn
+
+        def forward(self, output, target):
+            return self.inner(output, target) * scale
+
+    return Scaled()
 
 
 def _edge_data(lab, s: dict):
@@ -386,7 +419,8 @@ def _combined(loop, lab, setting: dict | None = None) -> dict:
         scheduler = torch.optim.lr_scheduler.StepLR(rig.optimizer, step_size=s["step"], gamma=s["gamma"])
         kwargs = dict(val=val or rig.val, scheduler=scheduler, clip_norm=s["clip"], device=rig.device)
         try:
-            out = getattr(loop, which)(rig.model, rig.optimizer, rig.loader, rig.loss_fn, s["epochs"], **kwargs)
+            out = getattr(loop, which)(rig.model, rig.optimizer, rig.loader, _scaled(rig.loss_fn, s.get("scale")),
+                                       s["epochs"], **kwargs)
         except Exception as exc:  # noqa: BLE001 - the file's error is the figure
             return {**s, "raised": f"{which}: {type(exc).__name__}: {exc}"[:200]}
         history = out[0] if which == "fit_best" and isinstance(out, tuple | list) and len(out) == 2 else out
