@@ -1043,7 +1043,9 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
         torch.optim.Adam(model.parameters(), lr=case.lr)  # the checker's own: make_optimizer is judged apart
     watch = _Watch()
     hook = watch.model(model)
-    loss_fn = watch.loss()
+    from checker.checks.best import _scaled
+
+    loss_fn = _scaled(watch.loss(), getattr(case, "loss_scale", None))
     torch.manual_seed(case.model_seed ^ case.loader_seed)
     out: dict = {"draw": _case_dict(case)}
     try:

@@ -143,6 +143,9 @@ class TrainCase:
     repeat: int | None = None
     """The training rows repeated to this many (``BIG_ROWS``: a big loader, past every threshold a loop might put on
     the rows it trains on); None: the set's own rows."""
+    loss_scale: float | None = None
+    """The loss handed in, times this (None: as it is): a gradient norm past the clip norm's top, so a clip of 1e4
+    binds."""
     val_repeat: bool = False
     """``fit``'s validation set past ``BIG_ROWS`` rows: the validation rows repeated, then training rows at its end
     (so a loop that validates on only its first rows, anywhere below, reports other figures)."""
@@ -244,6 +247,9 @@ LABELS: dict[str, Message] = {
     "train.big-val": Message(en="a validation set of 21,024 rows (its rows repeated, training rows at the end)",
                              es="un conjunto de validación de 21.024 filas (sus filas repetidas, filas de "
                              "entrenamiento al final)"),
+    "train.clip-top-binds": Message(en="a clip norm at the top of its domain (1e4) that binds (the loss times 1e5)",
+                                    es="una norma de recorte en el máximo de su dominio (1e4) que actúa (la pérdida "
+                                    "por 1e5)"),
     "train.step": Message(en="a StepLR scheduler", es="un planificador StepLR"),
     "train.cosine": Message(en="a cosine scheduler", es="un planificador coseno"),
 }
@@ -497,6 +503,11 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
     # a big loader (the rows repeated past 20,000), a few dozen steps in large batches
     train += (TrainCase("sgd", _lr(rng, 0.05, 0.5), BIG_BATCH, seed(), seed(), 1, None,
                         ("train.sgd", "train.big-set", "train.no-clip", "train.device"), repeat=BIG_ROWS),)
+    # the top clip binding: the loss times 1e5 (the first gradient's norm 2.8e4 or more), steps of lr·1e4 = 0.1
+    top_clip = TrainCase("sgd", 1e-5, DEFAULT_BATCH if not leaves_one(DEFAULT_BATCH) else size(range(20, 40)), seed(),
+                         seed(), 1, float(clip.high), ("train.sgd", "train.clip-top-binds", "train.device"),
+                         loss_scale=1e5)
+    train += (top_clip,)
     if not batchnorm:  # BatchNorm cannot train on a batch of one
         train += (TrainCase("sgd", _lr(rng, 1e-2, 1e-1), 1, seed(), seed(), 1, None,
                             ("train.sgd", "train.batch-one", "train.no-clip", "train.device"),
