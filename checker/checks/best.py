@@ -21,7 +21,7 @@ from typing import Any
 
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
-from checker.checks.common import close, nest
+from checker.checks.common import close, nest, repeated_rows, scaled_loss, validation_set
 from checker.setting.domains import domain_of
 
 N_HISTORIES = 5
@@ -317,7 +317,7 @@ def _shape_problem(m: dict, epochs: int) -> Any:
     return None
 
 
-@check("best.restores", family="best", calls=("fit_best",), protocol="best", title=RESTORE_TITLE, cost=18,
+@check("best.restores", family="best", calls=("fit_best", "fit"), protocol="best", title=RESTORE_TITLE, cost=18,
        timeout=30.0)
 def restores(loop, lab) -> dict:
     out = _run_fit_best(loop, lab, optimizer="sgd", lr=RESTORE_LR, epochs=RESTORE_EPOCHS)
@@ -371,35 +371,16 @@ def _clip_settings(s: dict) -> list[dict]:
             for c in points(domain_of("fit_best", "clip_norm"))]
 
 
-def _scaled(loss_fn, scale: float | None):
-    """``loss_fn`` times ``scale`` (None: as it is), as a module."""
-    if not scale:
-        return loss_fn
-    from torch import nn
-
-    class Scaled(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.inner = loss_fn
-
-        def forward(self, output, target):
-            return self.inner(output, target) * scale
-
-    return Scaled()
-
-
 def _edge_data(lab, s: dict):
     """The training rows and the validation set of setting ``s`` (``_edge_settings``); None: the rig's own."""
-    from checker.checks.reference import _big, _val_set
-
     d = lab.data
     if "rows" not in s:
         return None, None, None
     if s.get("take"):
         X, y = d.X_train[:s["rows"]], d.y_train[:s["rows"]]
     else:
-        X, y = _big(d.X_train, d.y_train, s["rows"])
-    return X, y, _val_set(lab, s.get("big_val", False))
+        X, y = repeated_rows(d.X_train, d.y_train, s["rows"])
+    return X, y, validation_set(lab, s.get("big_val", False))
 
 
 def _combined(loop, lab, setting: dict | None = None) -> dict:
@@ -419,7 +400,7 @@ def _combined(loop, lab, setting: dict | None = None) -> dict:
         scheduler = torch.optim.lr_scheduler.StepLR(rig.optimizer, step_size=s["step"], gamma=s["gamma"])
         kwargs = dict(val=val or rig.val, scheduler=scheduler, clip_norm=s["clip"], device=rig.device)
         try:
-            out = getattr(loop, which)(rig.model, rig.optimizer, rig.loader, _scaled(rig.loss_fn, s.get("scale")),
+            out = getattr(loop, which)(rig.model, rig.optimizer, rig.loader, scaled_loss(rig.loss_fn, s.get("scale")),
                                        s["epochs"], **kwargs)
         except Exception as exc:  # noqa: BLE001 - the file's error is the figure
             return {**s, "raised": f"{which}: {type(exc).__name__}: {exc}"[:200]}

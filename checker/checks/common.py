@@ -72,3 +72,46 @@ def worst_case(results: list[tuple[Any, Verdict]]) -> Verdict | None:
         other = passing[0].label()
         contrast = Message(en=CASE_CONTRAST.en.format(other=other.en), es=CASE_CONTRAST.es.format(other=other.es))
     return failed(CASE_FAIL, detail=nest(verdict), label=case.label(), contrast=contrast)
+
+
+def repeated_rows(X, y, rows: int | None):
+    """``X`` and ``y`` with their rows repeated to ``rows`` (None: as they are)."""
+    if not rows:
+        return X, y
+    import torch
+
+    index = torch.arange(rows) % len(X)
+    return X[index], y[index]
+
+
+def validation_set(lab, big: bool):
+    """The validation set ``fit`` is handed: the track's own, or (``big``) its rows repeated to ``BIG_ROWS`` with
+    ``BIG_VAL_TAIL`` training rows at the end, so a loop that keeps only the first rows anywhere below reports
+    other figures."""
+    d = lab.data
+    if not big:
+        return d.X_val, d.y_val
+    import torch
+
+    from checker.setting.coverage import BIG_ROWS, BIG_VAL_TAIL
+
+    Xv, yv = repeated_rows(d.X_val, d.y_val, BIG_ROWS)
+    Xt, yt = repeated_rows(d.X_train, d.y_train, BIG_VAL_TAIL)
+    return torch.cat([Xv, Xt]), torch.cat([yv, yt])
+
+
+def scaled_loss(loss_fn, scale: float | None):
+    """``loss_fn`` times ``scale`` (None: as it is), as a module."""
+    if not scale:
+        return loss_fn
+    from torch import nn
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = loss_fn
+
+        def forward(self, output, target):
+            return self.inner(output, target) * scale
+
+    return Scaled()

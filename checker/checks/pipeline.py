@@ -619,31 +619,39 @@ def workers(loop, lab) -> dict:
     c = _worker_run(loop, lab, seed=1, rng=1, epochs=1, workers=None)  # num_workers at its default (2)
     d = _worker_run(loop, lab, seed=2, rng=1, epochs=1, workers=OTHER_WORKERS)
 
-    def pids(epoch: list[dict]) -> list[int]:
-        return list(dict.fromkeys(batch["pid"] for batch in epoch))
-
     first = a[0]
-    # the workers by order of appearance (1, 2, ...), not by process id: the figures, and the message, are the
-    # same at every grading
-    number: dict[int, int] = {}
-    for epoch in a:
-        for pid in pids(epoch):
-            number.setdefault(pid, len(number) + 1)
-    by_pid = {pid: [batch["draws"] for batch in first if batch["pid"] == pid] for pid in pids(first)}
-    streams = list(by_pid.values())
-    same_stream = len(streams) > 1 and streams[0][0] == streams[1][0]
+    streams = _streams(first)
     draws = [v for batch in first for v in batch["draws"]]
     return {
         "workers": WORKERS, "epochs": EPOCH_WORKERS, **_seed_worker_pairs(main, first, c[0], d[0]),
-        "in_main": sum(batch["pid"] == main for epoch in a for batch in epoch),
-        "pids": [sorted(number[p] for p in pids(e)) for e in a], "n_pids": len(pids(first)),
+        "in_main": sum(batch["pid"] == main for epoch in a for batch in epoch), **_numbered(a),
         "a": streams[0][0][:SHOWN] if streams else [], "b": streams[1][0][:SHOWN] if len(streams) > 1 else [],
         "c": [v for batch in b[0] for v in batch["draws"]][:SHOWN],
-        "same_stream": same_stream,
+        "same_stream": len(streams) > 1 and streams[0][0] == streams[1][0],
         "repeated": [v for batch in b[0] for v in batch["draws"]] == draws,
         "seeds_differ": [v for batch in c[0] for v in batch["draws"]] != draws,
         "epochs_differ": [v for batch in a[1] for v in batch["draws"]] != draws,
     }
+
+
+def _pids(epoch: list[dict]) -> list[int]:
+    """The processes that served ``epoch``'s batches, in order of appearance."""
+    return list(dict.fromkeys(batch["pid"] for batch in epoch))
+
+
+def _numbered(epochs: list[list[dict]]) -> dict:
+    """The workers of each epoch by order of appearance (1, 2, ...), not by process id: the figures, and the
+    message, are the same at every grading."""
+    number: dict[int, int] = {}
+    for epoch in epochs:
+        for pid in _pids(epoch):
+            number.setdefault(pid, len(number) + 1)
+    return {"pids": [sorted(number[p] for p in _pids(e)) for e in epochs], "n_pids": len(_pids(epochs[0]))}
+
+
+def _streams(epoch: list[dict]) -> list[list]:
+    """Each worker's draws in ``epoch``, batch by batch, the workers by order of appearance."""
+    return [[batch["draws"] for batch in epoch if batch["pid"] == pid] for pid in _pids(epoch)]
 
 
 def _seed_worker_pairs(main: int, seed0: list[dict], seed1: list[dict], seed2: list[dict]) -> dict:

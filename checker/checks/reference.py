@@ -17,7 +17,7 @@ from typing import Any
 
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
-from checker.checks.common import is_nan, worst_case
+from checker.checks.common import is_nan, repeated_rows, scaled_loss, validation_set, worst_case
 from checker.checks.loader import index_batches
 from checker.setting.coverage import Case, TrainCase, seed_of
 from checker.setting.draws import TrainDraw
@@ -613,7 +613,19 @@ def make_loader(loop, lab) -> dict:
     cov = lab.draw.coverage
     if cov is None:
         return out
-    # every batch-size class: one epoch each, its sizes, every example once, rows with their labels
+    cases = _class_cases(loop, X, s, cov) + _loader_rows(loop, X, s, cov.loader_rows)
+    out["cases"] = cases
+    out["defaults"] = _defaults(loop, X, cases)
+    out["interleaved"] = _interleaved(loop, X, b, (s, other), flat[0])
+    out["seed_points"] = _seed_points(loop, X, b)
+    out["inputs"] = "" if torch.equal(X, X_before) else "X"
+    return out
+
+
+def _class_cases(loop, X, s: int, cov) -> list[dict]:
+    """Every batch-size class: one epoch each, its sizes, every example once, rows with their labels."""
+    import torch
+
     index = torch.arange(len(X))
     cases = []
     for case in cov.loader:
@@ -625,22 +637,32 @@ def make_loader(loop, lab) -> dict:
                       "sizes": [[len(batch) for batch in batches]], "missing": [len(set(range(len(X))) - set(seen))],
                       "repeated": [len(seen) - len(set(seen))], "case": case.as_dict(),
                       "order": seen[:6] if case.default else None})
-    cases += _loader_rows(loop, X, s, cov.loader_rows)
-    out["cases"] = cases
-    # the defaults: make_loader(X, y) is make_loader(X, y, batch_size=32, seed=0)
-    explicit, _ = _one_epoch(loop.make_loader(X, index, batch_size=32, seed=0), X)
+    return cases
+
+
+def _defaults(loop, X, cases: list[dict]) -> dict:
+    """The defaults: make_loader(X, y) is make_loader(X, y, batch_size=32, seed=0)."""
+    import torch
+
+    explicit, _ = _one_epoch(loop.make_loader(X, torch.arange(len(X)), batch_size=32, seed=0), X)
+    order = [i for bt in explicit for i in bt][:6]
     default = next((c for c in cases if c["b"] is None), None)
-    out["defaults"] = {"a": default["order"] if default else [], "c": [i for bt in explicit for i in bt][:6],
-                       "same": default is not None and default["order"] == [i for bt in explicit for i in bt][:6]}
-    # two loaders alive at once, iterated in turns: each keeps the order it has alone
+    return {"a": default["order"] if default else [], "c": order,
+            "same": default is not None and default["order"] == order}
+
+
+def _interleaved(loop, X, b: int, seeds: tuple[int, int], alone_order: list[int]) -> dict:
+    """Two loaders alive at once, iterated in turns: each keeps the order it has alone."""
+    import torch
+
+    from checker.setting.instruments import scramble_global_rng
+
     scramble_global_rng(5)
-    one, two = (loop.make_loader(X, index, batch_size=b, seed=seed) for seed in (s, other))
+    index = torch.arange(len(X))
+    one, two = (loop.make_loader(X, index, batch_size=b, seed=seed) for seed in seeds)
     turns = [i for (_, ia), _ in zip(one, two, strict=False) for i in ia.reshape(-1).tolist()]
-    alone = flat[0][:len(turns)]
-    out["interleaved"] = {"same": turns == alone, "a": alone[:6], "c": turns[:6]}
-    out["seed_points"] = _seed_points(loop, X, b)
-    out["inputs"] = "" if torch.equal(X, X_before) else "X"
-    return out
+    alone = alone_order[:len(turns)]
+    return {"same": turns == alone, "a": alone[:6], "c": turns[:6]}
 
 
 SEED_HEAD = 16
@@ -1034,7 +1056,7 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
     device = _device(lab)
     # at the defaults (no device=) the loop works on the protocol's default device, the CPU: the model is there
     model = lesson_mlp(case.model_seed, device="cpu" if case.defaults else lab.device, track=lab.track)
-    X, y = _big(lab.data.X_train[:case.rows], lab.data.y_train[:case.rows], getattr(case, "repeat", None))
+    X, y = repeated_rows(lab.data.X_train[:case.rows], lab.data.y_train[:case.rows], getattr(case, "repeat", None))
     X_kept, y_kept, Xv_kept, yv_kept = X.clone(), y.clone(), lab.data.X_val.clone(), lab.data.y_val.clone()
     # the batches of the case's kind of loader, taken a whole batch at a time (a tagged tensor costs at every
     # operation)
@@ -1043,9 +1065,7 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
         torch.optim.Adam(model.parameters(), lr=case.lr)  # the checker's own: make_optimizer is judged apart
     watch = _Watch()
     hook = watch.model(model)
-    from checker.checks.best import _scaled
-
-    loss_fn = _scaled(watch.loss(), getattr(case, "loss_scale", None))
+    loss_fn = scaled_loss(watch.loss(), getattr(case, "loss_scale", None))
     torch.manual_seed(case.model_seed ^ case.loader_seed)
     out: dict = {"draw": _case_dict(case)}
     try:
@@ -1054,7 +1074,7 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
                 if case.defaults:
                     history = loop.fit(model, optimizer, loader, loss_fn, case.epochs)
                 else:
-                    val = tuple(tag(t) for t in _val_set(lab, getattr(case, "val_repeat", False)))
+                    val = tuple(tag(t) for t in validation_set(lab, getattr(case, "val_repeat", False)))
                     scheduler = _scheduler(optimizer, case)
                     extra = {} if scheduler is None else {"scheduler": scheduler}
                     history = loop.fit(model, optimizer, loader, loss_fn, case.epochs, val=val, clip_norm=case.clip,
@@ -1079,32 +1099,6 @@ def _training_case(loop, lab, case, *, fit: bool) -> dict:
     else:
         out["loss"] = plain_number(loss)
     return out
-
-
-def _big(X, y, rows: int | None):
-    """``X`` and ``y`` with their rows repeated to ``rows`` (None: as they are)."""
-    if not rows:
-        return X, y
-    import torch
-
-    index = torch.arange(rows) % len(X)
-    return X[index], y[index]
-
-
-def _val_set(lab, big: bool):
-    """The validation set ``fit`` is handed: the track's own, or (``big``) its rows repeated to ``BIG_ROWS`` with
-    ``BIG_VAL_TAIL`` training rows at the end, so a loop that keeps only the first rows anywhere below reports
-    other figures."""
-    d = lab.data
-    if not big:
-        return d.X_val, d.y_val
-    import torch
-
-    from checker.setting.coverage import BIG_ROWS, BIG_VAL_TAIL
-
-    Xv, yv = _big(d.X_val, d.y_val, BIG_ROWS)
-    Xt, yt = _big(d.X_train, d.y_train, BIG_VAL_TAIL)
-    return torch.cat([Xv, Xt]), torch.cat([yv, yt])
 
 
 def _case_dict(case) -> dict:
