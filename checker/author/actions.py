@@ -320,7 +320,7 @@ def generate(*, functions: tuple[str, ...], operators: tuple[str, ...], limit: i
     return code
 
 
-def boundary(track, *, only, functions, all_tracks: bool, seeds: int, quiet: bool, dry_run: bool) -> int | None:
+def boundary_mutants(track, *, only, functions, all_tracks: bool, seeds: int, quiet: bool, dry_run: bool) -> int | None:
     """The boundary mutants of ``track`` (a Track, or a track's name) or of every track, listed (``dry_run``: None)
     or verified (the exit code)."""
     from checker.mutation.boundary import boundary_of_tracks, list_boundary, run_boundary

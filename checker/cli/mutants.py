@@ -133,13 +133,13 @@ def verify_cmd(ctx: click.Context, only, json_path, html_path, seeds, all_checks
     killed by each check it declares; 1 otherwise (a survivor, a missed declared kill, a flaky or
     failing reference, a mutant that cannot be built or graded); 2 for a bad request.
     """
-    from checker.author.actions import BOUNDARY_VERIFY_ONLY, boundary, verify
+    from checker.author.actions import BOUNDARY_VERIFY_ONLY, boundary_mutants, verify
 
     if boundary or all_tracks or functions:
         if json_path or html_path or all_checks:
             raise UsageProblem(BOUNDARY_VERIFY_ONLY.render(current_lang(lang)))
-        raise SystemExit(boundary(track or ctx.obj["track"], only=only, functions=functions, all_tracks=all_tracks,
-                                  seeds=seeds, quiet=quiet, dry_run=False))
+        raise SystemExit(boundary_mutants(track or ctx.obj["track"], only=only, functions=functions,
+                                          all_tracks=all_tracks, seeds=seeds, quiet=quiet, dry_run=False))
     if track:  # given after `verify` (`kata mutants verify --only ID --track NAME`): as if given to the group
         from checker.setting.tracks import track_named
 
@@ -211,13 +211,13 @@ def generate_cmd(ctx: click.Context, functions, operators, limit, dry_run, json_
     Verdicts are cached per (mutated source, checker version) in $KATA_CACHE_DIR (else ~/.cache/kata),
     so a re-run grades only what changed. Exit status: 0 when no gap is left, 1 otherwise.
     """
-    from checker.author.actions import BOUNDARY_GENERATE_ONLY, boundary, generate
+    from checker.author.actions import BOUNDARY_GENERATE_ONLY, boundary_mutants, generate
 
     if boundary or all_tracks:
         if operators or limit or json_path:
             raise UsageProblem(BOUNDARY_GENERATE_ONLY.render(current_lang(None)))
-        code = boundary(ctx.obj["track"], only=(), functions=functions, all_tracks=all_tracks, seeds=1, quiet=quiet,
-                        dry_run=dry_run)
+        code = boundary_mutants(ctx.obj["track"], only=(), functions=functions, all_tracks=all_tracks, seeds=1,
+                                quiet=quiet, dry_run=dry_run)
         if code is not None:
             raise SystemExit(code)
         return
