@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=5, help="rounds")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from checker.grade.similarity import similar_pairs, token_stream
+    from checker.gradebook.similarity import similar_pairs, token_stream
 
     files = sources(args.lines, args.class_size)
     floor, step = [], []

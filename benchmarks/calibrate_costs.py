@@ -1,7 +1,7 @@
 """Measure how long each check takes on a track's reference and keep it as the track's [costs] table.
 
 `kata check` runs a file's checks in two processes at once; it shares them out by cost so that both end
-together (``checker.grade.grading.split_checks``). A check's own declared cost (``Check.cost``) was measured on
+together (``checker.engine.grading.split_checks``). A check's own declared cost (``Check.cost``) was measured on
 the moons reference; a track whose data, model or epochs differ (three-classes trains 50 epochs with a best-epoch
 copy, data-pipeline 100 epochs with BatchNorm and dropout) has checks of other lengths, and a split by the moons
 figures leaves one process working while the other has finished. This script runs `kata check --json` of the

@@ -80,7 +80,7 @@ def main() -> None:
         jobs._Running.on_events = watched_events
     zygote_module.Zygote._wait_ready = watched_wait
     if args.no_early:
-        from checker.grade import grading
+        from checker.engine import grading
 
         grade = grading.grade
         grading.grade = lambda *a, **k: grade(*a, **{**k, "early": False})

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from checker.base.files import NotGiven, read_inside
 from checker.cli import main
-from checker.grade.formats import csv_cell
+from checker.engine.formats import csv_cell
 from tests.conftest import REFERENCE, ROOT
 
 ONLY = "steps.fresh_grads"

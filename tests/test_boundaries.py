@@ -138,7 +138,7 @@ def _bugs(rng: random.Random) -> list[tuple[str, str, str]]:
 @pytest.mark.coverage
 @pytest.mark.timeout(1500)
 def test_a_threshold_bug_at_a_fresh_threshold_fails_on_every_run():
-    from checker.grade.grading import Submission, grade
+    from checker.engine.grading import Submission, grade
     from checker.setting.lab import Lab
 
     lab = Lab(track="moons").prepare()

@@ -61,7 +61,7 @@ def test_a_job_without_a_planned_total_gets_two_steps():
 
 def test_a_check_jobs_total_is_its_load_and_its_checks_limits():
     from checker.checks import REGISTRY
-    from checker.grade.worker import LOAD_TIMEOUT, job_seconds, reference_seconds
+    from checker.engine.worker import LOAD_TIMEOUT, job_seconds, reference_seconds
 
     ids = ["steps.per_batch", "converge.adam"]
     assert job_seconds(ids, 60.0) == LOAD_TIMEOUT + sum(REGISTRY[c].timeout for c in ids)

@@ -1,6 +1,6 @@
 """The check battery: on the reference, on legitimate rewrites, on broken loops, and judge by judge.
 
-The corpus runs through ``checker.grade.grading.grade`` once per session (both cores, every file in
+The corpus runs through ``checker.engine.grading.grade`` once per session (both cores, every file in
 its own sandboxed child). The judge tests feed hand-made figures, so each branch of each
 verdict, and its message in both languages, is exercised without running any loop.
 """
@@ -71,7 +71,7 @@ def expected(path: Path) -> list[str]:
 def corpus(lab):
     """Every corpus file graded in one go: the whole battery on the reference and the correct rewrites
     (no false positive anywhere), the expected checks on each broken loop."""
-    from checker.grade.grading import Submission, grade
+    from checker.engine.grading import Submission, grade
 
     subs = [Submission(p.read_text(), str(p)) for p in [REFERENCE, *CORRECT]]
     subs += [Submission(p.read_text(), str(p), check_ids=expected(p)) for p in BROKEN]

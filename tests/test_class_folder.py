@@ -23,14 +23,14 @@ def _mode(path: Path) -> int:
 
 
 def _report(name: str, status: str = "pass"):
-    from checker.grade.grading import CheckResult, Report
+    from checker.engine.grading import CheckResult, Report
 
     return Report(name, checks=[CheckResult("steps.overfit", "steps", "overfit 8", status, "measured")])
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])
 def test_gradebook_files_are_readable_as_the_umask_says(tmp_path, umask):
-    from checker.grade.gradebook import Course, kept_secret, write_gradebook
+    from checker.gradebook.book import Course, kept_secret, write_gradebook
 
     old = os.umask(umask)
     try:
@@ -47,7 +47,7 @@ def test_gradebook_files_are_readable_as_the_umask_says(tmp_path, umask):
 
 
 def test_a_subfolder_per_student(tmp_path):
-    from checker.grade.gradebook import find_class
+    from checker.gradebook.book import find_class
 
     (tmp_path / "zed.py").write_text("x = 1\n")
     for name, files in {"alice": ["loop.py"], "bob": ["work.ipynb", "notes.txt"], "carol": ["a.py", "b.py"],
@@ -69,7 +69,7 @@ def test_a_subfolder_per_student(tmp_path):
 
 
 def test_similar_pairs_compare_code_not_comments_or_layout():
-    from checker.grade.similarity import similar_pairs
+    from checker.gradebook.similarity import similar_pairs
 
     source = REFERENCE.read_text()
     restyled = "# my own work!\n" + source.replace("\n\n\n", "\n\n").replace("    ", "  ").replace(
@@ -163,7 +163,7 @@ def test_the_class_page_shows_rates_rows_links_and_pairs(graded_class):
 
 
 def test_the_class_page_escapes_names_and_speaks_spanish(tmp_path):
-    from checker.grade.gradebook import Course, class_page
+    from checker.gradebook.book import Course, class_page
 
     report = _report("x.py", "fail")
     page = class_page([report], Course.equal(["steps.overfit"]), "es", {"x.py": "<b>eve</b>"})
@@ -202,7 +202,7 @@ def _documented_columns(doc: str, start: str) -> list[str]:
 
 
 def test_the_docs_list_every_grades_csv_column_in_order(tmp_path):
-    from checker.grade.gradebook import GRADES_COLUMNS, Course, grades_csv
+    from checker.gradebook.book import GRADES_COLUMNS, Course, grades_csv
 
     course = Course.equal(["steps.overfit", "steps.fresh_grads"])
     header = next(csv.reader(grades_csv([_report("a.py")], course).splitlines()))

@@ -171,7 +171,7 @@ def test_a_hostile_witness_is_unconfirmed_and_never_raises(witness, lab):
 
 
 def test_the_grader_judges_the_recomputed_figures_and_holds_a_disagreement_for_review(broken, reference, lab):
-    from checker.grade.grading import Submission, _Grader, _State
+    from checker.engine.grading import Submission, _Grader, _State
     from checker.sandbox.events import Measured
     from checker.sandbox.jobs import Limits
 

@@ -66,7 +66,7 @@ def _option(args: list[str], name: str):
 
 
 def test_every_value_a_kata_a_track_or_the_explorer_uses_is_declared():
-    from checker.grade.explore import EXPLORER, LRS
+    from checker.runs.explore import EXPLORER, LRS
 
     runs = _kata_runs()
     assert len(runs) > 40

@@ -147,7 +147,7 @@ def test_an_endless_line_costs_bounded_memory_and_is_tampering():
 
 def test_a_fault_while_taking_an_event_marks_that_file_and_the_others_are_graded(lab, monkeypatch):
     from checker.base.paths import SOLUTIONS_DIR
-    from checker.grade.grading import Submission, _Grader, grade
+    from checker.engine.grading import Submission, _Grader, grade
 
     reference = (SOLUTIONS_DIR / "loop.py").read_text(encoding="utf-8")
     real = _Grader._on_event
@@ -165,7 +165,7 @@ def test_a_fault_while_taking_an_event_marks_that_file_and_the_others_are_graded
 
 
 def test_isolation_is_reported_per_submission(lab):
-    from checker.grade.grading import Submission, _State
+    from checker.engine.grading import Submission, _State
 
     st = _State(Submission("", "x.py"), [], "en", None)
     st.isolation(Isolation("full"))
@@ -179,8 +179,8 @@ def test_every_format_says_how_the_children_were_isolated(runner):
     """`kata check --json` and Gradescope carry the children's isolation; a reduced one is said in words."""
     from checker.base.paths import SOLUTIONS_DIR
     from checker.cli import main
-    from checker.grade.formats import gradescope_results
-    from checker.grade.grading import CheckResult, Report
+    from checker.engine.formats import gradescope_results
+    from checker.engine.grading import CheckResult, Report
 
     result = runner.invoke(main, ["check", str(SOLUTIONS_DIR / "loop.py"), "--json", "--only", "data.lesson"])
     data = json.loads(result.output)

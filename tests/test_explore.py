@@ -23,7 +23,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from checker.cli import main
-from checker.grade.boundary import GRID, BadFigures, class_share, decode_cells, frame_bytes
+from checker.runs.boundary import GRID, BadFigures, class_share, decode_cells, frame_bytes
 from tests.conftest import REFERENCE, ROOT
 
 DATA = re.compile(r"<script type='application/json' id='kata-data'>(.*?)</script>", re.S)
@@ -268,7 +268,7 @@ def test_a_track_of_three_classes_colours_three_classes(tmp_path, lab):
 
 
 def test_run_plot_draws_each_runs_boundary(tmp_path, lab, reference_source):
-    from checker.grade.runs import RunSettings, run_files
+    from checker.runs.training import RunSettings, run_files
 
     broken = reference_source.replace("        optimizer.zero_grad()\n", "")
     results = run_files([(reference_source, "ref.py"), (broken, "broken.py")],
@@ -318,7 +318,7 @@ def good_figures() -> dict:
     lambda f: f.update(warnings=["w"] * 10),
 ], ids=lambda _: "")
 def test_the_parent_refuses_malformed_figures(change):
-    from checker.grade.explore import EXPLORER, parse_run
+    from checker.runs.explore import EXPLORER, parse_run
 
     run = parse_run(good_figures(), EXPLORER)
     assert run.history[0]["val_loss"] != run.history[0]["val_loss"]  # NaN stays a measurement
@@ -332,7 +332,7 @@ def test_the_parent_refuses_malformed_figures(change):
 def test_a_malformed_or_tampering_child_costs_its_own_loop_only():
     from types import SimpleNamespace
 
-    from checker.grade.explore import EXPLORER, _collect
+    from checker.runs.explore import EXPLORER, _collect
     from checker.sandbox.events import Figures, Raised, Tampered
 
     def outcome(*events, timed_out=None):

@@ -16,8 +16,8 @@ import jsonschema
 import pytest
 
 from checker.cli import main
-from checker.grade.formats import render_gradescope, render_junit
-from checker.grade.grading import CheckResult, Report
+from checker.engine.formats import render_gradescope, render_junit
+from checker.engine.grading import CheckResult, Report
 from tests.conftest import REFERENCE
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "gradescope_results.schema.json").read_text())
@@ -251,7 +251,7 @@ def test_a_held_report_is_a_failed_integrity_case_in_junit():
 def test_a_held_report_is_not_shown_as_passing_in_text_or_json():
     from rich.console import Console
 
-    from checker.grade.formats import render_json, render_text
+    from checker.engine.formats import render_json, render_text
 
     console = Console(record=True, width=120, color_system=None)
     render_text(held_report(), console)
@@ -277,7 +277,7 @@ def test_a_courses_weights_are_each_tests_max_score_on_gradescope():
 def test_a_courses_weights_in_junit_json_and_text():
     from rich.console import Console
 
-    from checker.grade.formats import render_json, render_text
+    from checker.engine.formats import render_json, render_text
 
     root = parse_junit(render_junit(mixed_report(), weights=WEIGHTS))
     assert_junit_shape(root)
@@ -293,7 +293,7 @@ def test_a_courses_weights_in_junit_json_and_text():
 
 
 def test_a_held_report_shows_no_green_test_and_no_points_in_any_format():
-    from checker.grade.formats import render_json
+    from checker.engine.formats import render_json
 
     weights = {"steps.overfit": 2.0, "steps.fresh_grads": 4.0}
     data = json.loads(render_gradescope(held_report(), weights=weights))

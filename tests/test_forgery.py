@@ -68,7 +68,7 @@ def test_forged_events_earn_no_check_the_loop_fails(module_runner, tmp_path, ref
 
 def test_the_quiet_attack_is_not_flagged_by_the_static_note():
     """So nothing but the confirmation outside the child can catch it."""
-    from checker.grade.integrity import review_reasons
+    from checker.engine.integrity import review_reasons
 
     source = (ATTACKS / "forge_events_quiet.py").read_text()
     assert review_reasons(source, "forge_events_quiet.py") == []

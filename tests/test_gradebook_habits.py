@@ -126,7 +126,7 @@ def test_a_bad_roster_or_deadline_is_one_line(tmp_path):
 
 
 def test_a_plain_roster_is_one_name_per_line(tmp_path):
-    from checker.grade.roster import match, read_roster
+    from checker.gradebook.roster import match, read_roster
 
     path = tmp_path / "roster.txt"
     path.write_text("# lab 4\nalice\n\nbob\n")
@@ -142,7 +142,7 @@ def test_a_plain_roster_is_one_name_per_line(tmp_path):
 
 
 def _report(error: str | None = None, status: str = "fail"):
-    from checker.grade.grading import CheckResult, Report, Status
+    from checker.engine.grading import CheckResult, Report, Status
 
     checks = [] if error else [CheckResult(ONLY, "steps", "fresh grads", Status(status), "measured")]
     return Report("/home/teacher/class/alice/loop.py", checks=checks, error_kind="syntax" if error else None,
@@ -150,7 +150,7 @@ def _report(error: str | None = None, status: str = "fail"):
 
 
 def test_the_feedback_says_statuses_in_the_courses_language():
-    from checker.grade.gradebook import Course, feedback_markdown
+    from checker.gradebook.book import Course, feedback_markdown
 
     course = Course.equal([ONLY])
     spanish = feedback_markdown(_report(), course, "es", {})
@@ -159,7 +159,7 @@ def test_the_feedback_says_statuses_in_the_courses_language():
 
 
 def test_errors_are_one_line_and_name_the_submission_not_the_graders_folder(tmp_path):
-    from checker.grade.gradebook import Course, write_gradebook
+    from checker.gradebook.book import Course, write_gradebook
 
     error = ("/home/teacher/class/alice/loop.py:3:9: syntax error: invalid syntax\n    x = (\n        ^")
     report = _report(error)
@@ -172,7 +172,7 @@ def test_errors_are_one_line_and_name_the_submission_not_the_graders_folder(tmp_
 
 
 def test_a_csv_cell_never_starts_a_formula():
-    from checker.grade.formats import csv_cell
+    from checker.engine.formats import csv_cell
 
     for text in ("=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"):
         assert csv_cell(text) == "'" + text
@@ -180,7 +180,7 @@ def test_a_csv_cell_never_starts_a_formula():
 
 
 def test_long_names_are_cut_with_a_hash_and_stay_apart():
-    from checker.grade.gradebook import MAX_NAME_BYTES, safe_file_name
+    from checker.gradebook.book import MAX_NAME_BYTES, safe_file_name
 
     a, b = "é" * 126 + "a.py", "é" * 126 + "b.py"  # 256 bytes each, alike until their end
     first, second = safe_file_name(a), safe_file_name(b)
@@ -189,7 +189,7 @@ def test_long_names_are_cut_with_a_hash_and_stay_apart():
 
 
 def test_a_student_file_that_cannot_be_written_stops_nothing(tmp_path, monkeypatch):
-    from checker.grade import gradebook
+    from checker.gradebook import book as gradebook
 
     real = gradebook.atomic_write
 
@@ -231,7 +231,7 @@ def summarize(history):
 
 
 def test_with_the_starter_as_base_planted_copies_top_the_list():
-    from checker.grade.similarity import similar_pairs
+    from checker.gradebook.similarity import similar_pairs
 
     sources, starter = _planted_class()
     without = similar_pairs(sources)
@@ -242,7 +242,7 @@ def test_with_the_starter_as_base_planted_copies_top_the_list():
 
 def test_similarity_reads_each_file_once_not_each_pair(monkeypatch):
     """Two 12,000-line colluding files: each is tokenized once, and no pair is compared whole."""
-    from checker.grade import similarity
+    from checker.gradebook import similarity
 
     body = "\n".join(f"def f{i}(x):\n    y = x * {i} + {i % 7}\n    return y - {i}" for i in range(4000))
     sources = {"a.py": body, "b.py": "# copied\n" + body, "c.py": REFERENCE.read_text()}
@@ -255,8 +255,8 @@ def test_similarity_reads_each_file_once_not_each_pair(monkeypatch):
 
 
 def test_a_relative_class_folder_is_taken_out_of_messages_by_its_absolute_path_only(tmp_path, monkeypatch):
-    from checker.grade.gradebook import plain_report
-    from checker.grade.grading import Report
+    from checker.engine.grading import Report
+    from checker.gradebook.book import plain_report
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c").mkdir()
@@ -266,7 +266,7 @@ def test_a_relative_class_folder_is_taken_out_of_messages_by_its_absolute_path_o
 
 
 def test_the_class_page_says_what_similarity_measures_with_a_base():
-    from checker.grade.gradebook import Course, class_page
+    from checker.gradebook.book import Course, class_page
 
     page = class_page([_report()], Course.equal([ONLY]), "en", based=True)
     assert "changes from the starter (--base) match at 50% or more" in page
@@ -275,7 +275,7 @@ def test_the_class_page_says_what_similarity_measures_with_a_base():
 
 
 def test_the_grades_are_written_before_the_similarity_step_and_never_wait_on_it(tmp_path, monkeypatch):
-    from checker.grade import gradebook
+    from checker.gradebook import book as gradebook
 
     seen = []
 
@@ -291,7 +291,7 @@ def test_the_grades_are_written_before_the_similarity_step_and_never_wait_on_it(
 
 
 def test_integrity_reasons_quoting_a_files_text_cannot_link_in_the_feedback():
-    from checker.grade.gradebook import Course, feedback_markdown
+    from checker.gradebook.book import Course, feedback_markdown
 
     report = _report()
     report.integrity = ["opens '[open me](javascript:alert(1))' <img src=x>"]
@@ -300,7 +300,7 @@ def test_integrity_reasons_quoting_a_files_text_cannot_link_in_the_feedback():
 
 
 def test_a_bad_roster_or_deadline_stops_kata_grade_before_anything_is_graded(tmp_path):
-    from checker.grade.classbook import ClassOptions, check_out
+    from checker.gradebook.classbook import ClassOptions, check_out
 
     roster = tmp_path / "r.txt"
     roster.write_text("alice\nalice\n")
@@ -311,7 +311,7 @@ def test_a_bad_roster_or_deadline_stops_kata_grade_before_anything_is_graded(tmp
 
 def test_a_student_folder_that_cannot_be_read_is_a_row(tmp_path, monkeypatch):
     """As a plain user, a subfolder without read permission (as root nothing is refused, so it is simulated)."""
-    from checker.grade import gradebook
+    from checker.gradebook import book as gradebook
 
     (tmp_path / "alice").mkdir()
     def refused(path):

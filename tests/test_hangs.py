@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from checker.checks import REGISTRY, ordered_ids
-from checker.grade.grading import MAX_TIMEOUTS, PASS, SKIPPED, TIMEOUT, Submission, grade_one
+from checker.engine.grading import MAX_TIMEOUTS, PASS, SKIPPED, TIMEOUT, Submission, grade_one
 from checker.sandbox.jobs import Limits
 from tests.conftest import REFERENCE
 
@@ -87,7 +87,7 @@ def test_the_skip_message_is_in_spanish_too(lab):
 
 
 def _grader(lab, ids: list[str]):
-    from checker.grade.grading import _Grader, _State
+    from checker.engine.grading import _Grader, _State
 
     st = _State(Submission("x = 1\n", "made_up.py"), ids, "en", None)
     grader = _Grader(lab, Limits(step_timeout=STEP), "en", None, None, [st])
@@ -129,7 +129,7 @@ def test_timeouts_no_function_explains_stop_the_rest_after_max_timeouts(lab):
 
 
 def test_a_later_timeout_explains_an_earlier_one(lab):
-    from checker.grade.grading import _explain_hangs
+    from checker.engine.grading import _explain_hangs
 
     _, st = _grader(lab, [])
     st.unexplained.append(("loss.falls", STEP))  # fit or make_optimizer

@@ -589,8 +589,8 @@ def test_bad_course_files_are_usage_errors(tmp_path, runner):
 
 
 def test_integrity_reasons_reach_the_csv_and_the_feedback(tmp_path):
-    from checker.grade.gradebook import Course, write_gradebook
-    from checker.grade.grading import CheckResult, Report
+    from checker.engine.grading import CheckResult, Report
+    from checker.gradebook.book import Course, write_gradebook
 
     report = Report("sneaky.py", checks=[CheckResult("steps.overfit", "steps", "overfit 8", "pass", "ok")])
     report.integrity = ["reads the file it is graded from"]
@@ -605,8 +605,8 @@ def test_grade_files_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     import os
 
     from checker.catalogue import proofs as catalogue
-    from checker.grade.gradebook import Course, write_gradebook
-    from checker.grade.grading import CheckResult, Report
+    from checker.engine.grading import CheckResult, Report
+    from checker.gradebook.book import Course, write_gradebook
 
     (tmp_path / "grades.csv").write_text("the old grades\n")
     report = Report("a.py", checks=[CheckResult("steps.overfit", "steps", "overfit 8", "fail", "no")])
@@ -625,7 +625,7 @@ def test_grade_files_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
 
 
 def test_changes_name_what_moved_in_english_and_spanish():
-    from checker.grade.gradebook import changes_markdown, compare
+    from checker.gradebook.book import changes_markdown, compare
 
     before = [{"submission": "a.py", "score": 0.5, "checks": [{"id": "steps.overfit", "status": "fail"}]},
               {"submission": "gone.py", "score": 1.0, "checks": []},
@@ -672,7 +672,7 @@ def test_the_documented_course_file_loads(tmp_path):
     import re
 
     from checker.checks import REGISTRY
-    from checker.grade.gradebook import load_course
+    from checker.gradebook.book import load_course
     from tests.conftest import ROOT
 
     (example,) = re.findall(r"```toml\n(.*?)```", (ROOT / "docs" / "grading.md").read_text(), re.S)

@@ -3,7 +3,7 @@
 Each attack in tests/corpus/attacks/ is appended to a broken loop (the ``zero-grad-missing`` mutant: no
 ``optimizer.zero_grad()``, so ``steps.fresh_grads`` fails) and graded; none may be reported as passing,
 and the tests say which layer stops it (checker/sandbox/hardening.py, checker/sandbox/tamper.py, the signed
-event pipe in checker/sandbox/jobs.py, checker/grade/integrity.py). The class-folder attacks run through a real
+event pipe in checker/sandbox/jobs.py, checker/engine/integrity.py). The class-folder attacks run through a real
 ``kata grade`` process, with a correct and a broken classmate beside them. Then: what must keep working (DataLoader
 workers, every correct loop free of integrity flags) and the kernel layers, one by one, in a child.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.grade.integrity import review_reasons
+from checker.engine.integrity import review_reasons
 from checker.sandbox import hardening
 from checker.sandbox.jobs import Job, Limits, run_job, run_jobs
 from tests.test_sandbox import kata_check, processes_with

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from checker.base.paths import SOLUTIONS_DIR
-from checker.grade.integrity import review_reasons
+from checker.engine.integrity import review_reasons
 from checker.sandbox import hardening
 from checker.sandbox.jobs import Job, Limits, run_job
 from tests.test_integrity import ONLY_ARGS, broken_loop
@@ -157,8 +157,8 @@ def test_no_probe_reads_what_a_child_must_not_see(runner, classroom, technique, 
 
 @KERNEL
 def test_a_probe_graded_in_a_class_reads_no_classmate(tmp_path):
-    """Through checker.grade.grading.grade, as `kata grade` runs it: every submission's folder is hidden."""
-    from checker.grade.grading import Submission, grade
+    """Through checker.engine.grading.grade, as `kata grade` runs it: every submission's folder is hidden."""
+    from checker.engine.grading import Submission, grade
     from checker.setting.lab import prepared_lab
     from checker.setting.tracks import get_track
 

@@ -66,7 +66,7 @@ SYMPTOMS: dict[str, dict] = {k.slug: _claim(k.symptom) for k in KATAS if k.sympt
 def _settings(args: tuple[str, ...]):
     """The settings `kata run` would train with, from its own option parsing of the flags."""
     from checker.cli.run import run_cmd
-    from checker.grade.runs import RunSettings
+    from checker.runs.training import RunSettings
 
     return RunSettings.from_options(**run_cmd.make_context("run", ["loop.py", *args]).params)
 
@@ -108,11 +108,11 @@ def observed(lab) -> dict:
     jobs = []
     for track, who, args in sorted(runs, key=lambda r: -_settings(r[2]).epochs):  # longest first
         settings = _settings(args)
-        jobs.append(Job(Task("checker.grade.worker:run_target",
+        jobs.append(Job(Task("checker.engine.worker:run_target",
                              (sources[track, who], f"{who}.py", settings, labs[track])),
                         Limits(step_timeout=60.0 + settings.epochs), tag=("run", track, who, args)))
     for track, who, cid in sorted(checks):
-        jobs.append(Job(Task("checker.grade.worker:check_target",
+        jobs.append(Job(Task("checker.engine.worker:check_target",
                              (sources[track, who], f"{who}.py", [cid], labs[track])),
                         Limits(),
                         tag=("check", track, who, cid)))
@@ -303,7 +303,7 @@ def test_every_starter_fails_kata_check_for_its_mutants_reasons(track, lab) -> N
     track, on at least the checks its mutant declares; the reference passes it (the learner's goal exists)."""
     from checker.catalogue.katas import starter_source
     from checker.catalogue.mutants import load_mutants, reference_source
-    from checker.grade.grading import Submission, grade
+    from checker.engine.grading import Submission, grade
     from checker.setting.lab import Lab
 
     setting = get_track(track)

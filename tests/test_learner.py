@@ -629,7 +629,7 @@ CLI_ALLOWED: dict[str, set[str]] = {
     # the --lang/--dir declarations every command shares (session_options, stored_lang_option, lang_option
     # and their callback _store), the object they fill on ctx.obj (Options, pass_options), and the two
     # readers of the options given (current_lang, current_workdir); --secret and its callback (_secret), which
-    # reads the grading secret once, refuses a blank one (checker.grade.request.BAD_SECRET) and drops $KATA_SECRET
+    # reads the grading secret once, refuses a blank one (checker.engine.request.BAD_SECRET) and drops $KATA_SECRET
     "checker.cli.common": {"Options", "pass_options", "_store", "stored_lang_option", "session_options",
                            "lang_option", "track_option", "secret_option", "_secret", "current_lang",
                            "current_workdir",
@@ -878,7 +878,7 @@ def test_check_and_watch_give_the_same_report_through_one_service(runner, workdi
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The same file, --only and --secret: `kata check` and `kata watch` get the same report from the one
     service; watch runs only the checks --only names, and a pass of some checks solves nothing."""
-    from checker.grade.formats import render_json
+    from checker.engine.formats import render_json
 
     monkeypatch.delenv("KATA_SECRET", raising=False)
     seen = _spy_on_the_service(monkeypatch)
@@ -965,7 +965,7 @@ def test_a_bad_request_exits_2_with_a_message(runner, workdir: Path, command: st
         "path-and-source", "source-alone"])
 def test_check_request_refuses_bad_values_in_both_languages(fields: dict, said_en: str, said_es: str) -> None:
     from checker.base.errors import UsageProblem
-    from checker.grade.request import CheckRequest
+    from checker.engine.request import CheckRequest
 
     for lang, said in (("en", said_en), ("es", said_es)):
         with pytest.raises(UsageProblem) as caught:
@@ -978,7 +978,7 @@ def test_check_request_refuses_bad_values_in_both_languages(fields: dict, said_e
 def test_check_request_is_frozen_and_takes_one_id_or_many() -> None:
     import dataclasses
 
-    from checker.grade.request import CheckRequest
+    from checker.engine.request import CheckRequest
 
     request = CheckRequest(path="loop.py", only="steps.fresh_grads", timeout=3)
     assert request.only == ("steps.fresh_grads",) and request.children == 2 and not request.current_kata

@@ -409,7 +409,7 @@ def test_parse_mutant_rejects_an_equivalent_that_is_not_text(tmp_path):
 
 
 def _report(statuses: dict[str, str], error: str | None = None):
-    from checker.grade.grading import CheckResult, Report
+    from checker.engine.grading import CheckResult, Report
 
     checks = [CheckResult(c, c.split(".")[0], c, s, f"{c} says {s}") for c, s in statuses.items()]
     return Report("f.py", checks=checks, error=error, error_kind="import" if error else None)

@@ -12,7 +12,7 @@ from checker.base.errors import LoopFileError
 from checker.base.i18n import Message
 from checker.catalogue.katas import Kata
 from checker.cli import main
-from checker.grade.grading import grade_one
+from checker.engine.grading import grade_one
 from checker.loopfile.loading import compile_source, learner_traceback, load_loop, read_source
 from checker.loopfile.notebook import _POSITIONS, cell_position, starter_notebook
 from tests.conftest import REFERENCE

@@ -85,7 +85,7 @@ def test_trace_measures_what_the_lesson_describes(lab) -> None:
 def test_a_broken_loop_measures_differently(lab) -> None:
     """The trace measures the file it runs: a loop that steps once per epoch shows one step."""
     from checker.catalogue.mutants import mutant_source
-    from checker.grade.runs import measure
+    from checker.runs.training import measure
 
     trace = measure([(mutant_source("step-outside-loop"), "broken.py")], [TRACE], lab, what="trace")[0]
     assert trace["steps"] == [1, 1]

@@ -12,7 +12,7 @@ from pathlib import Path
 from checker.checks import REGISTRY
 from checker.checks import memory as memory_checks
 from checker.checks import reference as ref
-from checker.grade.grading import ERROR, PASS, SKIPPED, Status, Submission, grade, grade_one
+from checker.engine.grading import ERROR, PASS, SKIPPED, Status, Submission, grade, grade_one
 from checker.setting.draws import Draw, TrainDraw
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -270,7 +270,7 @@ def test_no_reference_answer_is_never_a_pass(tmp_path):
 
 def test_a_forged_second_answer_changes_nothing(lab):
     """The parent takes the first figures a child reports for a check and ignores any repeat."""
-    from checker.grade.grading import _Grader, _State
+    from checker.engine.grading import _Grader, _State
     from checker.sandbox.events import Measured
     from checker.sandbox.jobs import Job, Limits
 

@@ -246,7 +246,7 @@ def test_an_empty_secret_is_a_usage_error(command, secret, folder, tmp_path, run
 
 
 def test_changes_say_per_file_whether_it_changed_in_english_and_spanish():
-    from checker.grade.gradebook import FileState, changes_markdown, compare, file_states
+    from checker.gradebook.book import FileState, changes_markdown, compare, file_states
 
     before = [{"submission": "same.py", "score": 1.0, "sha256": "a" * 64, "checks": []},
               {"submission": "edited.py", "score": 0.5, "sha256": "b" * 64, "checks": []},

@@ -31,7 +31,7 @@ def test_a_crashing_run_in_spanish_says_no_english_line(runner, tmp_path: Path, 
 
 
 def test_a_childs_error_text_is_said_in_both_languages() -> None:
-    from checker.grade.worker import describe_exception, in_both
+    from checker.engine.worker import describe_exception, in_both
 
     said = in_both(describe_exception(SystemExit(3), "x.py"))
     assert said.render("en") == "your loop called exit(3) in the middle of the check"

@@ -340,7 +340,7 @@ def test_instructor_commands_work_per_track():
 def test_three_classes_loops_written_elsewhere():
     """A correct three-classes loop in a style of its own passes every check with no integrity note; a
     best_epoch that breaks ties the other way fails best.best_epoch, naming the tie."""
-    from checker.grade.grading import Submission, grade
+    from checker.engine.grading import Submission, grade
     from checker.setting.lab import Lab
 
     folder = ROOT / "tests" / "corpus" / "three-classes"
@@ -372,7 +372,7 @@ def test_a_file_of_another_track_is_graded_against_it_or_told_to_give_track(tmp_
 
 
 def test_checks_are_shared_out_by_the_tracks_measured_costs():
-    from checker.grade.grading import split_checks
+    from checker.engine.grading import split_checks
 
     ids = ["steps.overfit", "schedule.step", "schedule.cosine", "converge.adam"]
     # by what the checks declare (moons): Adam alone is the longest, so it goes with the shortest

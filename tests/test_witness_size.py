@@ -120,7 +120,7 @@ def test_rows_the_data_does_not_have_and_a_first_same_are_unconfirmed(reference,
 
 @pytest.mark.parametrize("cid", ["steps.fresh_grads", "clip.norm", "loss.falls"])
 def test_a_witness_past_its_bound_is_said_too_large_and_held_for_review(cid, reference, lab, monkeypatch):
-    from checker.grade.grading import Submission, _Grader, _State
+    from checker.engine.grading import Submission, _Grader, _State
     from checker.sandbox.events import Measured
     from checker.sandbox.jobs import Limits
 
@@ -192,7 +192,7 @@ def test_a_100k_parameter_model_on_28x28_batches_stays_far_under_one_event_line(
 
 def test_a_failure_too_large_to_confirm_stands_as_the_loop_reported_it(tmp_path, lab, monkeypatch):
     """Nobody forges a failure: a broken loop's figures that fail are judged as they are, with nothing held."""
-    from checker.grade.grading import Submission, _Grader, _State
+    from checker.engine.grading import Submission, _Grader, _State
     from checker.sandbox.events import Measured
     from checker.sandbox.jobs import Limits
     from tests.test_integrity import broken_loop

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from checker.base.paths import SOLUTIONS_DIR
-from checker.grade.grading import Submission, grade
+from checker.engine.grading import Submission, grade
 from checker.sandbox.events import Measured
 from checker.sandbox.jobs import Job, Limits, run_jobs
 from checker.sandbox.zygote import Task, zygote
@@ -243,7 +243,7 @@ from checker.sandbox.zygote import _LATE, _PRELOAD, _warm
 _warm(_PRELOAD)  # what the zygote warms before it forks its twin
 assert "torch._dynamo" not in sys.modules, "the early warm-up imports torch._dynamo"
 from checker.checks import REGISTRY, ordered_ids
-from checker.grade.worker import child_setup
+from checker.engine.worker import child_setup
 from checker.loopfile.loading import load_loop
 from checker.setting.draws import Draw
 from checker.setting.lab import Lab
@@ -282,7 +282,7 @@ def test_early_checks_need_no_torch_dynamo(track):
 def test_early_and_late_reference_answers_come_from_two_processes_and_both_count(lab):
     """With ``early``, a draw's early differential checks are answered by a reference process of their own (an early
     job) and the rest by another; the file's report waits for both and judges each check against its answer."""
-    from checker.grade.grading import _Grader, _ReferenceBatch, _ReferenceRun, _State
+    from checker.engine.grading import _Grader, _ReferenceBatch, _ReferenceRun, _State
     from checker.sandbox.jobs import Limits as JobLimits
     from checker.setting.draws import Draw
 
@@ -306,7 +306,7 @@ def test_early_and_late_reference_answers_come_from_two_processes_and_both_count
 def test_kata_check_splits_early_checks_only_while_the_zygote_warms(lab, monkeypatch):
     """``grade_one`` (kata check, kata watch) runs the early checks apart only when the zygote is still warming:
     a warm zygote (a watch after its first run) gains nothing from it and would pay for two more children."""
-    from checker.grade import grading
+    from checker.engine import grading
 
     seen = []
     real = grading.grade

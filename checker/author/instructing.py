@@ -29,17 +29,10 @@ from checker.catalogue.mutants import (
 )
 from checker.catalogue.proofs import draft_reasons, load_proofs, record_proofs, symptom_problems
 from checker.checks import REGISTRY, ordered_ids
-from checker.grade.checking import hold_other_track, with_track_probe
-from checker.grade.classbook import (
-    ClassOptions,
-    base_source,
-    call_roll,
-    check_out,
-    extras,
-    kept_reports,
-    open_class,
-)
-from checker.grade.gradebook import (
+from checker.engine.checking import hold_other_track, with_track_probe
+from checker.engine.grading import Report
+from checker.engine.request import CheckRequest
+from checker.gradebook.book import (
     Course,
     CourseFileError,
     SecretFileError,
@@ -52,8 +45,15 @@ from checker.grade.gradebook import (
     summarize,
     write_gradebook,
 )
-from checker.grade.grading import Report
-from checker.grade.request import CheckRequest
+from checker.gradebook.classbook import (
+    ClassOptions,
+    base_source,
+    call_roll,
+    check_out,
+    extras,
+    kept_reports,
+    open_class,
+)
 from checker.mutation.verify import run_verify
 from checker.setting.course import refuse_package_write
 from checker.setting.lab import prepared_lab
@@ -249,7 +249,7 @@ def _print_graded(reports, written, notes, lang: str, seconds: float, out_dir: P
     if written.changes is not None:
         print_changes(written.changes, lang, out_dir, written.file_states)
     if made:
-        from checker.grade.gradebook import SECRET_FILE
+        from checker.gradebook.book import SECRET_FILE
 
         text = SECRET_MADE.render(lang, path=out_dir / SECRET_FILE, out=out_dir)
         console().print(text, markup=False, highlight=False)

@@ -12,7 +12,7 @@ from typing import Any
 
 from checker.base.errors import UsageProblem
 from checker.catalogue.proofs import REASONS, _m, _say
-from checker.grade.runs import RunFailed, RunSettings, run_files
+from checker.runs.training import RunFailed, RunSettings, run_files
 
 FlagParser = Callable[[Sequence[str]], RunSettings]
 """`kata run`'s flags (as a kata's [try] gives them) as settings; a bad flag raises UsageProblem. The command

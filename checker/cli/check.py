@@ -16,8 +16,8 @@ from checker.cli.common import (
     use_course,
 )
 from checker.cli.run import run_settings_of
-from checker.grade.checking import FORMATS, emit_report
-from checker.grade.request import CheckRequest
+from checker.engine.checking import FORMATS, emit_report
+from checker.engine.request import CheckRequest
 
 
 @click.command("check")

@@ -16,7 +16,7 @@ import click
 
 from checker.base.errors import UsageProblem  # noqa: F401  (what commands share)
 from checker.base.i18n import LANGS, resolve_lang
-from checker.grade.request import BAD_SECRET
+from checker.engine.request import BAD_SECRET
 from checker.loopfile.loading import read_loop_file  # noqa: F401
 from checker.setting.lab import prepared_lab  # noqa: F401
 

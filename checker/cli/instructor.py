@@ -91,7 +91,7 @@ def grade_cmd(directory: Path, out_dir: Path, course_path: Path | None, workers:
     found = weighing_course(course_path, only)
     course_path = Path(found) if found is not None else None
 
-    from checker.grade.classbook import ClassOptions
+    from checker.gradebook.classbook import ClassOptions
 
     grade_class(directory, out_dir, course_path=course_path, workers=workers, timeout=timeout, only=only,
                 force=force, lang=current_lang(lang), track=track, secret=secret,

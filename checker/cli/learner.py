@@ -151,7 +151,7 @@ def watch_cmd(options: Options, path, device, only, timeout, verbose, stay, max_
     --track). Once the current kata passes, its next kata is opened and watched (--stay stays).
     torch stays imported in this process, so a re-check after a save starts at once.
     """
-    from checker.grade.request import CheckRequest
+    from checker.engine.request import CheckRequest
     from checker.learn.learning import file_is_kata
     from checker.learn.watching import watch
 

@@ -14,9 +14,9 @@ from checker.cli.common import (
     stored_lang_option,
     track_option,
 )
-from checker.grade.runs import RunSettings, TraceSettings, figures_or_usage_error, run_sources
 from checker.learn.messages import TOO_MANY
 from checker.learn.progress import track_for_file
+from checker.runs.training import RunSettings, TraceSettings, figures_or_usage_error, run_sources
 
 LESSON_HELP = ("Run the lesson's own loop (the track's reference; moons: solutions/loop.py) instead of a file of "
                "yours.")
@@ -57,8 +57,8 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     the model, the optimizer, and fit(), which validates after every epoch. A bug in any of them
     shows in the table; the steps column counts optimizer steps per epoch.
     """
-    from checker.grade.runs import run_files
     from checker.learn.tables import print_compare, print_history
+    from checker.runs.training import run_files
 
     chosen = track_for_file(track, path, current_workdir(None))
     batch_size = batch_size or chosen.thresholds.batch_size  # the track's, as its stories and checks say
@@ -71,8 +71,8 @@ def run_cmd(path, lesson, optimizer, lr, epochs, batch_size, scheduler, clip, se
     lab = prepared_lab(device, chosen)
     results = figures_or_usage_error(lambda: run_files(sources, settings, lab), current_lang(None))
     if plot:
-        from checker.grade.boundary import PROJECTED, PROJECTED_ES
         from checker.learn.plots import plot_title, save_loss_plot
+        from checker.runs.boundary import PROJECTED, PROJECTED_ES
 
         lang = current_lang(None)
         projected = chosen.model.widths[0] > 2  # the boundary of more features, on their principal plane
@@ -125,8 +125,8 @@ def trace_cmd(options: Options, path, lesson, examples, batch_size, epochs, seed
     For every batch: the shape of xb, which examples it holds (numbered from 0), whether each
     row still has its own label, and how many times step() was called in each epoch.
     """
-    from checker.grade.runs import measure
     from checker.learn.tables import print_trace
+    from checker.runs.training import measure
 
     settings = TraceSettings(examples=examples, batch_size=batch_size, epochs=epochs, seed=seed)
     chosen = track_for_file(track, path, current_workdir(None))

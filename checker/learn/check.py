@@ -13,7 +13,7 @@ from pathlib import Path
 from checker.base.errors import UsageProblem
 from checker.base.i18n import Message
 from checker.catalogue.katas import Kata
-from checker.grade.checking import (
+from checker.engine.checking import (
     FOUND_BY_DATA,
     PROTOCOL_HINT,
     grade_request,
@@ -23,9 +23,9 @@ from checker.grade.checking import (
     ungradable_report,
     with_track_probe,
 )
-from checker.grade.gradebook import Course, CourseFileError, follows_other_track, load_course
-from checker.grade.grading import Report
-from checker.grade.request import CheckRequest
+from checker.engine.grading import Report
+from checker.engine.request import CheckRequest
+from checker.gradebook.book import Course, CourseFileError, follows_other_track, load_course
 from checker.learn import messages as M
 from checker.learn.progress import track_for_file
 from checker.learn.session import Session, open_session, shown_path

@@ -16,7 +16,7 @@ from typing import Any
 
 from checker.base.errors import Failure, UsageProblem
 from checker.base.i18n import Message
-from checker.grade.explore import (
+from checker.runs.explore import (
     EXPLORER,
     Explored,
     ExploreSetting,
@@ -25,7 +25,7 @@ from checker.grade.explore import (
     steps_per_epoch,
     track_setting,
 )
-from checker.grade.runs import RunFailed
+from checker.runs.training import RunFailed
 from checker.setting.tracks import Track
 
 GENERATOR = "kata explore"
@@ -219,7 +219,7 @@ PLANE = Message("The data has {features} features: each boundary is drawn on {pl
 
 def plane_text(features: int, lang: str) -> str | None:
     """What the boundaries are drawn on, for data of more than two features (``boundary.projection_of``)."""
-    from checker.grade.boundary import PROJECTED, PROJECTED_ES
+    from checker.runs.boundary import PROJECTED, PROJECTED_ES
 
     if features <= 2:
         return None

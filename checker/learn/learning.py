@@ -14,7 +14,7 @@ from rich.markup import escape
 from checker.base.errors import Failure, UsageProblem
 from checker.base.term import console, echo
 from checker.catalogue.katas import Kata, reference_source
-from checker.grade.request import CheckRequest
+from checker.engine.request import CheckRequest
 from checker.learn import messages as M
 from checker.learn.progress import sha256
 from checker.learn.session import Session, mutant_of, open_session, place_data, shown_path, starter_text
@@ -84,7 +84,7 @@ def story_curve(session: Session, kata: Kata, path: Path, settings_of) -> str | 
     import math
 
     from checker.base.term import sparkline
-    from checker.grade.runs import RunFailed, measure
+    from checker.runs.training import RunFailed, measure
     from checker.setting.lab import prepared_lab
 
     if settings_of is None or not kata.try_args or kata.practice is not None:
@@ -112,7 +112,7 @@ def story_curve(session: Session, kata: Kata, path: Path, settings_of) -> str | 
 def check_current(request: CheckRequest, workdir: str | None, settings_of=None) -> int:
     """`kata check` without PATH: grade the current kata's file against its track, record a pass; the exit code.
     ``settings_of``: reads a kata's `kata run` flags (its loss curve is then its story's run: ``story_curve``)."""
-    from checker.grade.checking import emit_report
+    from checker.engine.checking import emit_report
     from checker.learn.check import check, current_kata
 
     session = open_session(workdir, request.lang)
@@ -176,8 +176,8 @@ def not_yet(session: Session, kata: Kata, con) -> None:
 
 def practice_verdicts(session: Session, kata: Kata, con=None):
     """Read the answers, measure, compare: (verdicts, exercise). Bad answers files exit 2."""
-    from checker.grade.runs import RunFailed
     from checker.learn.practice import EXERCISES, AnswersError, compare, read_answers
+    from checker.runs.training import RunFailed
     from checker.setting.lab import prepared_lab
 
     exercise = EXERCISES[kata.practice.exercise]
@@ -259,8 +259,8 @@ def show_solution(session: Session, kata: Kata) -> None:
     con = out()
     con.print(f"[bold magenta]{escape(session.header(kata))}[/]")
     if kata.practice is not None:
-        from checker.grade.runs import RunFailed
         from checker.learn.practice import EXERCISES
+        from checker.runs.training import RunFailed
         from checker.setting.lab import prepared_lab
 
         try:

@@ -16,7 +16,7 @@ def boundary_image(boundary):
     model is less sure, grey where its output was not a number."""
     import numpy as np
 
-    from checker.grade.boundary import GRID, decode_cells
+    from checker.runs.boundary import GRID, decode_cells
 
     image = np.ones((GRID * GRID, 3))
     for i, cell in enumerate(decode_cells(boundary.cells, boundary.classes)):
@@ -58,7 +58,7 @@ def _draw_boundary(ax, name: str, boundary) -> None:
 
 def save_loss_plot(runs: Sequence[tuple[str, list[dict]]], path: str, boundaries: Sequence | None = None, *,
                    title: str | None = None, plane: str | None = None) -> None:
-    """The loss curves of every run; with ``boundaries`` (one ``checker.grade.runs.Boundary`` or None per run),
+    """The loss curves of every run; with ``boundaries`` (one ``checker.runs.training.Boundary`` or None per run),
     a panel per run beside them with its decision boundary over the training (dots) and validation (rings)
     points. ``title``: the settings that made the runs, above everything; ``plane``: what the boundary panels are
     drawn on when the data has more than two features (e.g. its first two principal components), said under

@@ -20,7 +20,7 @@ from typing import Any
 
 from checker.base.i18n import Message
 from checker.base.paths import REFERENCE
-from checker.grade.runs import RunSettings, TraceSettings, measure
+from checker.runs.training import RunSettings, TraceSettings, measure
 
 try:
     import tomllib

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from checker.base.i18n import Message
 from checker.base.term import console, fmt, sparkline
-from checker.grade.runs import RunResult
+from checker.runs.training import RunResult
 
 COLUMNS = ("epoch", "lr", "train_loss", "val_loss", "val_acc")
 HEADINGS = {"en": {"epoch": "epoch", "lr": "lr", "train_loss": "train loss", "val_loss": "val loss",

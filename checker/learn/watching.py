@@ -18,9 +18,9 @@ from rich.markup import escape
 
 from checker.base.errors import UsageProblem
 from checker.catalogue.katas import Kata
-from checker.grade.checking import check_ids
-from checker.grade.formats import render_text
-from checker.grade.request import CheckRequest
+from checker.engine.checking import check_ids
+from checker.engine.formats import render_text
+from checker.engine.request import CheckRequest
 from checker.learn import messages as M
 from checker.learn.check import KATA_TRACK, check, track_of
 from checker.learn.learning import loss_curve, not_yet, out, present, story_curve, tell_data, what_next

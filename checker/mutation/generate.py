@@ -40,7 +40,7 @@ from checker.catalogue.operators import (
     apply_step,
 )
 from checker.checks import ordered_ids
-from checker.grade.grading import Submission, grade
+from checker.engine.grading import Submission, grade
 from checker.loopfile.protocol import FUNCTIONS
 from checker.mutation.verify import (
     KILLED,

@@ -1,7 +1,7 @@
 """`kata mutants verify`: the reference and every mutant through the whole battery, in one warm parent.
 
 The reference runs first under several global seeds (a check whose verdict on the reference changes
-between seeds is *flaky*); then every mutant. All of them go to ``checker.grade.grading.grade`` in ONE call:
+between seeds is *flaky*); then every mutant. All of them go to ``checker.engine.grading.grade`` in ONE call:
 the parent has imported torch once, and each submission runs in its own forked child, two at a time.
 
 A mutant's status follows Stryker's vocabulary:
@@ -28,7 +28,7 @@ from typing import Any
 
 from checker.catalogue.mutants import Mutant, MutantError, apply, load_mutants, reference_source
 from checker.checks import REGISTRY, ordered_ids
-from checker.grade.grading import Submission, grade
+from checker.engine.grading import Submission, grade
 from checker.mutation.reach import changed_units, checks_reaching, units_of
 from checker.setting.draws import Draw
 

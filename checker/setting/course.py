@@ -12,7 +12,7 @@ package):
   no folder of their own;
 - ``language``: the course's default language (``en`` or ``es``), after ``--lang`` and ``$KATA_LANG``;
 - ``title``, ``[points]`` and ``[read]``: the course's weights, as a course file says them
-  (``checker.grade.gradebook.load_course``).
+  (``checker.gradebook.book.load_course``).
 
 ``$KATA_TRACKS`` still adds folders of track files. ``$KATA_COURSE`` names the course folder when the working
 folder is not inside it. A learner's working folder remembers its course and track in ``.kata/course.json``

@@ -1,4 +1,4 @@
-# Forged events with a stolen key (issue 31), written so that the static note (checker.grade.integrity) flags
+# Forged events with a stolen key (issue 31), written so that the static note (checker.engine.integrity) flags
 # nothing: no dunder attribute is named, no module a loop never needs is imported. The reporter's step hook sits in
 # torch's global registry behind an uncached lru_cache wrapper; the wrapper's C struct holds the hook, and NumPy's
 # array interface reads (and writes) any address without an audit event. From the hook's closure: the reporter's

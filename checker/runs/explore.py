@@ -14,7 +14,7 @@ Two settings:
 Each child runs every learning rate of the setting, one after the other (one fork and one load per loop);
 each run opens a step of its own (``lr=<lr>``), so a run that hangs costs its own time limit, and a run that
 raises is reported for its learning rate alone. The file's ``train_epoch`` is wrapped where its ``fit`` finds
-it: after every call the model is evaluated on the grid (``checker.grade.boundary``). The parent checks every
+it: after every call the model is evaluated on the grid (``checker.runs.boundary``). The parent checks every
 figure that comes back (``parse_run``) before any of it reaches a page.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.base.i18n import Message
-from checker.grade.boundary import (
+from checker.runs.boundary import (
     BadFigures,
     Bounds,
     Points,
@@ -38,7 +38,7 @@ from checker.grade.boundary import (
     points_of,
     projection_of,
 )
-from checker.grade.runs import LOAD_TIMEOUT, RunFailed, loaded_loop
+from checker.runs.training import LOAD_TIMEOUT, RunFailed, loaded_loop
 from checker.sandbox.events import Kind
 from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
 from checker.sandbox.zygote import Task
@@ -132,7 +132,7 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track, arrays=N
     call of ``train_epoch``."""
     from torch import nn
 
-    from checker.grade.worker import clean_history, make_track_loader, seed_globals
+    from checker.engine.worker import clean_history, make_track_loader, seed_globals
 
     seed = setting.seed
     seed_globals(seed)
@@ -169,7 +169,7 @@ def explore_run(loop, setting: ExploreSetting, lr: float, track: Track, arrays=N
 def _target(source: str, filename: str, setting: ExploreSetting, track: Track,
             arrays=None) -> Callable[[Reporter], None]:
     def target(rep: Reporter) -> None:
-        from checker.grade.worker import describe_exception
+        from checker.engine.worker import describe_exception
 
         loop = loaded_loop(source, filename, track, rep)
         if loop is None:
@@ -338,7 +338,7 @@ def explore_files(mine: tuple[str, str] | None, reference: tuple[str, str], sett
             raise RunFailed(str(exc)) from None
     # a fixed total: the load, then one run per learning rate
     seconds = LOAD_TIMEOUT + len(setting.lrs) * limits.step_timeout
-    jobs = [Job(Task("checker.grade.explore:_target", (src, name, setting, track, arrays)), limits, tag=i,
+    jobs = [Job(Task("checker.runs.explore:_target", (src, name, setting, track, arrays)), limits, tag=i,
                 seconds=seconds) for i, (src, name) in enumerate(sources)]
     found: dict[int, Explored] = {}
     for outcome in run_jobs(jobs, workers=2):

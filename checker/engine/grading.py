@@ -30,9 +30,9 @@ from checker.base.i18n import Message
 from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
 from checker.checks.confirm import CONFIRM, TOO_LARGE, UNCONFIRMED
-from checker.grade.integrity import review_reasons
-from checker.grade.worker import LOAD_TIMEOUT as LOAD_SECONDS
-from checker.grade.worker import draw_index, in_both, job_seconds, reference_seconds
+from checker.engine.integrity import review_reasons
+from checker.engine.worker import LOAD_TIMEOUT as LOAD_SECONDS
+from checker.engine.worker import draw_index, in_both, job_seconds, reference_seconds
 from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised, Start, Tampered
 from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
 from checker.sandbox.zygote import Task, zygote
@@ -387,7 +387,7 @@ class _Grader:
             for run in part.runs:
                 run.open += 1
             runs = [(run.draw, part.ids(run)) for run in part.runs]
-            jobs.append(Job(Task("checker.grade.worker:reference_target", (runs, self.lab, source)),
+            jobs.append(Job(Task("checker.engine.worker:reference_target", (runs, self.lab, source)),
                             self.limits, tag=("reference", part), early=part.early is True,
                             seconds=reference_seconds(runs, self.limits.step_timeout)))
         for st in states:
@@ -402,14 +402,14 @@ class _Grader:
         draw = st.reference.draw if st.reference is not None else None
         st.running += 1
         args = (st.sub.source, st.sub.filename, group, self.lab, draw, st.anchor)
-        return Job(Task("checker.grade.worker:check_target", args), limits, tag=(st, group), early=early,
+        return Job(Task("checker.engine.worker:check_target", args), limits, tag=(st, group), early=early,
                    seconds=job_seconds(group, limits.step_timeout))
 
     def _confirm_job(self, st: _State, ids: list[str]) -> Job:
         """A trusted process that recomputes ``ids``' figures from the witnesses ``st``'s child reported."""
         st.running += 1
         items = [(cid, st.confirming[cid][0]) for cid in ids]
-        return Job(Task("checker.grade.worker:confirm_target", (items, self.lab, st.anchor)), self.limits,
+        return Job(Task("checker.engine.worker:confirm_target", (items, self.lab, st.anchor)), self.limits,
                    tag=("confirm", st, ids), seconds=job_seconds(ids, self.limits.step_timeout))
 
     # -- events into results

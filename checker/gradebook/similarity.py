@@ -160,7 +160,7 @@ def similar_csv(pairs: Sequence[SimilarPair]) -> str:
     """``similar.csv``: ``first, second, similarity, identical``, a row per pair."""
     import csv
 
-    from checker.grade.formats import csv_cell
+    from checker.engine.formats import csv_cell
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from checker.base.errors import LoopFileError, UsageProblem
 from checker.base.i18n import Message
-from checker.grade.gradebook import (
+from checker.engine.grading import Report
+from checker.gradebook.book import (
     Course,
     Extras,
     Found,
@@ -23,8 +24,7 @@ from checker.grade.gradebook import (
     report_from_entry,
     submission_name,
 )
-from checker.grade.grading import Report
-from checker.grade.roster import (
+from checker.gradebook.roster import (
     MISSING,
     Row,
     Student,

@@ -16,7 +16,8 @@ from typing import Any
 
 from checker.base.errors import Failure, UsageProblem
 from checker.base.i18n import Message
-from checker.grade.boundary import (
+from checker.loopfile.loading import read_loop_file
+from checker.runs.boundary import (
     BadFigures,
     bounds_around,
     bounds_of,
@@ -27,7 +28,6 @@ from checker.grade.boundary import (
     points_of,
     projection_of,
 )
-from checker.loopfile.loading import read_loop_file
 from checker.sandbox.events import Kind
 from checker.sandbox.jobs import Job, Limits, Reporter, run_jobs
 from checker.sandbox.zygote import Task
@@ -77,7 +77,7 @@ class RunResult:
 @dataclass(frozen=True)
 class Boundary:
     """A trained model's predictions over a grid of the plane, and the data it trained on, every field checked
-    (``checker.grade.boundary``)."""
+    (``checker.runs.boundary``)."""
 
     cells: bytes | None
     """``GRID * GRID`` cells, one byte each; None when the model's output over the grid was not one number per
@@ -203,7 +203,7 @@ def _count_steps(loop) -> tuple[list[int | None], Callable[[], None]]:
 
 def measure_run(loop, settings: RunSettings, lab) -> dict[str, Any]:
     """One run of the lesson with ``loop``: its history, warnings and steps per epoch."""
-    from checker.grade.worker import run_lesson
+    from checker.engine.worker import run_lesson
 
     seed, loader_seed, model_seed = settings.seed, settings.loader_seed, settings.model_seed
     steps, undo = _count_steps(loop)
@@ -278,7 +278,7 @@ def measure_trace(loop, settings: TraceSettings, track=None) -> dict[str, Any]:
     loop.seed_everything(seed=seed)
     X_train, y_train, _, _ = loop.make_data(seed=0)
     X, y = X_train[:n], y_train[:n]
-    from checker.grade.worker import make_track_loader
+    from checker.engine.worker import make_track_loader
 
     # rows followed by their values: no augmentation, so each batch row is found among the examples
     loader = make_track_loader(loop, track, X, y, batch_size=batch_size, seed=seed, augment=False)
@@ -336,7 +336,7 @@ def loaded_loop(source: str, filename: str, track, rep: Reporter):
     """In a child of ``kata run``, ``trace`` or ``explore``: set the child up and load the file, reporting
     ``loaded``; a file that cannot load is reported as ``file_error`` (its Spanish too) and gives None."""
     from checker.base.errors import LoopFileError
-    from checker.grade.worker import child_setup, module_file
+    from checker.engine.worker import child_setup, module_file
     from checker.loopfile.loading import load_loop
 
     child_setup()
@@ -354,7 +354,7 @@ def loaded_loop(source: str, filename: str, track, rep: Reporter):
 def _target(source: str, filename: str, what: str, settings: RunSettings | TraceSettings,
             lab) -> Callable[[Reporter], None]:
     def target(rep: Reporter) -> None:
-        from checker.grade.worker import describe_exception
+        from checker.engine.worker import describe_exception
 
         loop = loaded_loop(source, filename, lab.track if lab is not None else None, rep)
         if loop is None:
@@ -393,7 +393,7 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
     """
     hide = hidden_paths(submission_folders([name for _, name in sources]))
     shared = shared_files(lab.track if lab is not None else None)
-    jobs = [Job(Task("checker.grade.runs:_target", (src, name, what, settings, lab)),
+    jobs = [Job(Task("checker.runs.training:_target", (src, name, what, settings, lab)),
                 Limits(step_timeout=_seconds(settings), hide=hide, shared_files=shared, gpu=_on_gpu(settings, lab)),
                 tag=i)
             for i, ((src, name), settings) in enumerate(zip(sources, settings_list, strict=True))]
@@ -409,7 +409,7 @@ def measure(sources: Sequence[tuple[str, str]], settings_list: Sequence[RunSetti
             found[i] = events[Kind.FIGURES].figures
             continue
         if Kind.RAISED in events:
-            from checker.grade.worker import in_both
+            from checker.engine.worker import in_both
 
             raise RunFailed(RUN_RAISED, name=name, error=in_both(events[Kind.RAISED].error))
         if Kind.TAMPERED in events:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from checker.base.errors import UsageProblem
 from checker.base.i18n import Message
-from checker.grade.formats import csv_cell, one_line
+from checker.engine.formats import csv_cell, one_line
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from checker import __version__
 from checker.base.i18n import Message
 from checker.base.term import dumps
-from checker.grade.grading import PASS, Report
+from checker.engine.grading import PASS, Report
 
 SUMMARY = Message(en="{passed}/{total} checks pass", es="{passed}/{total} comprobaciones correctas")
 ALL_PASS = Message(en="every check passes", es="todas las comprobaciones pasan")
@@ -34,7 +34,7 @@ HELD_TITLE = Message(
 
 
 def integrity(report: Report) -> list[str]:
-    """The integrity note's reasons (checker.grade.integrity), [] when none."""
+    """The integrity note's reasons (checker.engine.integrity), [] when none."""
     return list(getattr(report, "integrity", None) or [])
 
 

@@ -1,5 +1,5 @@
 """What one check of one file asks for: a ``CheckRequest``, built by `kata check`, `kata watch` and `kata grade`
-from their options (like ``checker.grade.runs.RunSettings`` for a run).
+from their options (like ``checker.runs.training.RunSettings`` for a run).
 
 Its values are checked when it is made: a bad one is a ``UsageProblem`` (exit 2) whose message, in the
 request's language, names the value given and what would do.
@@ -15,7 +15,7 @@ from checker.base.errors import UsageProblem
 from checker.base.i18n import LANGS, Message
 
 FORMATS = ("text", "json", "gradescope", "junit")
-"""What a report can be printed as (``checker.grade.formats``)."""
+"""What a report can be printed as (``checker.engine.formats``)."""
 
 _DEVICE = re.compile(r"cpu|cuda(:\d+)?")
 

@@ -298,7 +298,7 @@ def make_track_loader(loop, track, X, y, *, batch_size: int, seed: int, augment:
 
 
 def run_lesson(loop, settings, lab) -> tuple[list[dict], list[str]]:
-    """The lesson's run (a ``checker.grade.runs.RunSettings``): data, loader, model, optimizer and schedule from the
+    """The lesson's run (a ``checker.runs.training.RunSettings``): data, loader, model, optimizer and schedule from the
     loop's own functions."""
     import torch
     from torch import nn

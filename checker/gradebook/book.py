@@ -2,16 +2,16 @@
 
 ``kata grade DIR -o OUT`` is this module plus a progress bar. A submission that cannot be read or
 compiled is recorded as ungradable (with the reason) without running anything; the rest are graded
-together by ``checker.grade.grading.grade``, a submission per job, ``workers`` jobs at a time, so a
+together by ``checker.engine.grading.grade``, a submission per job, ``workers`` jobs at a time, so a
 submission that hangs or crashes costs its own time limit and nothing else.
 
 Only regular files inside the class folder are read, never a link that leaves it nor anything inside OUT
 (``checker.base.files.read_inside``); a link out, a FIFO, a socket or a device is a row with the reason.
 
 Outputs, written once every file is graded, each file atomically (``write_gradebook``): the class-wide files
-first (grades.csv, results.json, changes.md, canvas.csv and moodle.csv: ``checker.grade.roster``), then
+first (grades.csv, results.json, changes.md, canvas.csv and moodle.csv: ``checker.gradebook.roster``), then
 similar.csv and class.html, then each student's feedback file on its own, so no student's row can stop the
-class's files. Every cell is neutralised where it lands (``checker.grade.formats.csv_cell``, ``md_text``;
+class's files. Every cell is neutralised where it lands (``checker.engine.formats.csv_cell``, ``md_text``;
 the class page is HTML-escaped), and messages name the submission, not the grader's folders (``plain_report``):
 - ``grades.csv``: ``submission, passed, score, points, max_points``, then one column per check id
   holding its status (pass/fail/error/timeout/skipped), then ``integrity`` (why the file is held for
@@ -29,7 +29,7 @@ the class page is HTML-escaped), and messages name the submission, not the grade
   whose status moved, with the message that says why), and, per submission, whether its file changed;
 - ``class.html`` (``class_page``, from ``templates/class.html.j2``): pass rates per check, a row per
   submission linking to its feedback file, the similar pairs; ``similar.csv``: the identical or
-  near-identical pairs (``checker.grade.similarity``), for a person to look at: no grade changes.
+  near-identical pairs (``checker.gradebook.similarity``), for a person to look at: no grade changes.
 
 Each file gets the mode the umask gives a new file (``checker.base.files.atomic_write``), so a course's other
 accounts can read the gradebook; only ``.secret`` stays 0600. A class folder holds files, or one subfolder per
@@ -63,10 +63,10 @@ from checker.base.i18n import Message
 from checker.base.term import dumps
 from checker.base.toml import TABLE, TEXT, Field, read_toml, refuse_unknown, take
 from checker.checks import ordered_ids
-from checker.grade.formats import csv_cell, md_code, md_lines, md_text, one_line
-from checker.grade.grading import PASS, CheckResult, Report, Status, Submission, grade
-from checker.grade.request import CheckRequest
-from checker.grade.similarity import NEAR, NEAR_CHANGED, similar_csv, similar_pairs
+from checker.engine.formats import csv_cell, md_code, md_lines, md_text, one_line
+from checker.engine.grading import PASS, CheckResult, Report, Status, Submission, grade
+from checker.engine.request import CheckRequest
+from checker.gradebook.similarity import NEAR, NEAR_CHANGED, similar_csv, similar_pairs
 from checker.loopfile.loading import compile_source, read_source
 from checker.sandbox.jobs import Limits
 from checker.setting.course import COURSE_FILE, PYPROJECT, CourseError, parse_course
@@ -444,7 +444,7 @@ FOLLOWS = Message(
 
 def follows_other_track(report: Report, track, lang: str) -> str | None:
     """The note for a submission whose data has another track's shapes (``track``: the one graded), else None."""
-    from checker.grade.checking import track_by_data
+    from checker.engine.checking import track_by_data
 
     other = track_by_data(report, track) if track is not None else None
     if other is None:
@@ -800,7 +800,7 @@ class Written:
     file_states: dict[str, FileState] | None = None
     """Submission -> whether its file changed since the previous run in OUT (None: there was none)."""
     similar: list = field(default_factory=list)
-    """The pairs of identical or near-identical submissions (``checker.grade.similarity.SimilarPair``)."""
+    """The pairs of identical or near-identical submissions (``checker.gradebook.similarity.SimilarPair``)."""
     failed: list[str] = field(default_factory=list)
     """A line per student's file that could not be written (the class-wide files were)."""
 

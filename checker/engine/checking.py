@@ -7,7 +7,7 @@ from __future__ import annotations
 from checker.base.errors import UsageProblem
 from checker.base.i18n import Message
 from checker.base.term import echo
-from checker.grade.request import FORMATS, CheckRequest
+from checker.engine.request import FORMATS, CheckRequest
 from checker.loopfile.loading import read_loop_file
 from checker.setting.lab import prepared_lab
 
@@ -48,7 +48,7 @@ def grade_request(request: CheckRequest, track=None, lab=None):
     track = track or track_named(None)
     ids = check_ids(request, track)
     lab = lab or prepared_lab(request.device, track)
-    from checker.grade.grading import grade_one
+    from checker.engine.grading import grade_one
     from checker.sandbox.jobs import Limits
 
     limits = Limits(step_timeout=request.timeout) if request.timeout else None
@@ -59,7 +59,7 @@ def grade_request(request: CheckRequest, track=None, lab=None):
 def ungradable_report(path: str):
     """A file that cannot be read or compiled, as a report (for the formats graders read), else None."""
     from checker.base.errors import LoopFileError
-    from checker.grade.grading import Report
+    from checker.engine.grading import Report
     from checker.loopfile.loading import compile_source, read_source
 
     try:
@@ -73,7 +73,7 @@ def ungradable_report(path: str):
 def emit_report(report, fmt: str, lang: str, verbose: bool = False, weights=None) -> None:
     """Print ``report`` as ``fmt``; ``weights``: check id -> points (a course's), shown in every format."""
     from checker.base.term import console
-    from checker.grade import formats
+    from checker.engine import formats
 
     if fmt == "json":
         echo(formats.render_json(report, weights))
