@@ -1,4 +1,6 @@
-"""The track's data (moons: 200 points split 150/50 with both classes halved evenly), exactly."""
+"""The track's data and split, exactly (on moons: 200 points split 150/50 with both classes halved evenly).
+
+Every text here says "the track's": the check runs on whatever track is graded (a course's digits as moons)."""
 
 from __future__ import annotations
 
@@ -14,13 +16,13 @@ def shapes(track) -> tuple[list[int], ...]:
 
 DTYPES = ("torch.float32", "torch.int64", "torch.float32", "torch.int64")
 VALUE_TOL = 1e-6
-"""Largest difference allowed from the lesson's values (float32 round-off of numbers below 3)."""
+"""Largest difference allowed from the track's values (float32 round-off of numbers below 3)."""
 
-LESSON_TITLE = Message(en="the lesson's data and split", es="los datos y la partición de la lección")
+LESSON_TITLE = Message(en="the track's data and split", es="los datos y la partición del recorrido")
 LESSON_OK = Message(
-    en="make_data(seed=0) gives the lesson's {n_train}/{n_val} split: classes {train_counts} in training, "
+    en="make_data(seed=0) gives the track's {n_train}/{n_val} split: classes {train_counts} in training, "
     "{val_counts} in validation",
-    es="make_data(seed=0) da la partición {n_train}/{n_val} de la lección: clases {train_counts} en entrenamiento, "
+    es="make_data(seed=0) da la partición {n_train}/{n_val} del recorrido: clases {train_counts} en entrenamiento, "
     "{val_counts} en validación",
 )
 LESSON_NOT_FOUR = Message(
@@ -28,23 +30,23 @@ LESSON_NOT_FOUR = Message(
     es="make_data(seed=0) devolvió {what}; el protocolo espera cuatro tensores: X_train, y_train, X_val, y_val",
 )
 LESSON_FORM = Message(
-    en="make_data(seed=0): {name} is {got}, but the lesson's {name} is a {want_dtype} tensor of shape "
+    en="make_data(seed=0): {name} is {got}, but the track's {name} is a {want_dtype} tensor of shape "
     "{want_shape}",
-    es="make_data(seed=0): {name} es {got}, pero el {name} de la lección es un tensor {want_dtype} de forma "
+    es="make_data(seed=0): {name} es {got}, pero el {name} del recorrido es un tensor {want_dtype} de forma "
     "{want_shape}",
 )
 LESSON_ORDER = Message(
-    en="make_data(seed=0): {name} holds the lesson's rows but in another order, so batches and results will "
-    "not match the lesson's number for number",
-    es="make_data(seed=0): {name} tiene las filas de la lección pero en otro orden, así que los lotes y los "
-    "resultados no coincidirán número a número con la lección",
+    en="make_data(seed=0): {name} holds the track's rows but in another order, so batches and results will "
+    "not match the track's number for number",
+    es="make_data(seed=0): {name} tiene las filas del recorrido pero en otro orden, así que los lotes y los "
+    "resultados no coincidirán número a número con el recorrido",
 )
 LESSON_VALUES = Message(
-    en="make_data(seed=0): {name} differs from the lesson's (largest difference {diff:.3g}). Class counts: "
-    "{train_counts} in training and {val_counts} in validation; the lesson's split keeps each class's share "
+    en="make_data(seed=0): {name} differs from the track's (largest difference {diff:.3g}). Class counts: "
+    "{train_counts} in training and {val_counts} in validation; the track's split keeps each class's share "
     "equal in both parts ({want_train} and {want_val})",
-    es="make_data(seed=0): {name} difiere del de la lección (mayor diferencia {diff:.3g}). Recuento de clases: "
-    "{train_counts} en entrenamiento y {val_counts} en validación; la partición de la lección mantiene igual "
+    es="make_data(seed=0): {name} difiere del del recorrido (mayor diferencia {diff:.3g}). Recuento de clases: "
+    "{train_counts} en entrenamiento y {val_counts} en validación; la partición del recorrido mantiene igual "
     "la proporción de cada clase en ambas partes ({want_train} y {want_val})",
 )
 

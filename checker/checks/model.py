@@ -6,7 +6,7 @@ from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
 from checker.checks.common import num
 
-INIT_TITLE = Message(en="the lesson's MLP, seeded", es="el MLP de la lección, con semilla")
+INIT_TITLE = Message(en="the track's MLP, seeded", es="el MLP del recorrido, con semilla")
 INIT_OK = Message(
     en="make_model builds {n} parameters ({shapes}) whose initial weights depend on the seed alone",
     es="make_model crea {n} parámetros ({shapes}) cuyos pesos iniciales dependen solo de la semilla",
@@ -17,26 +17,26 @@ INIT_NOT_MODULE = Message(
 )
 INIT_SHAPE = Message(
     en="make_model(seed=0) has {n} parameters with shapes {shapes} and maps 4 points to an output of shape "
-    "{out}; the lesson's MLP {arch} has {n_want} ({layers}) and gives one score per class, {classes} in all",
+    "{out}; the track's MLP {arch} has {n_want} ({layers}) and gives one score per class, {classes} in all",
     es="make_model(seed=0) tiene {n} parámetros con formas {shapes} y convierte 4 puntos en una salida de "
-    "forma {out}; el MLP {arch} de la lección tiene {n_want} ({layers}) y da una puntuación por clase, "
+    "forma {out}; el MLP {arch} del recorrido tiene {n_want} ({layers}) y da una puntuación por clase, "
     "{classes} en total",
 )
 INIT_FUNCTION = Message(
     en="make_model(seed=0) does not compute {layers} with its own weights: on 8 "
-    "training points its outputs differ from that by up to {diff:.3g}. The lesson's MLP ends in raw class "
+    "training points its outputs differ from that by up to {diff:.3g}. The track's MLP ends in raw class "
     "scores (logits), which is what CrossEntropyLoss expects",
     es="make_model(seed=0) no calcula {layers} con sus propios pesos: en 8 "
-    "puntos de entrenamiento sus salidas se apartan de eso hasta {diff:.3g}. El MLP de la lección termina en "
+    "puntos de entrenamiento sus salidas se apartan de eso hasta {diff:.3g}. El MLP del recorrido termina en "
     "puntuaciones brutas por clase (logits), que es lo que espera CrossEntropyLoss",
 )
 INIT_PROBABILITIES = Message(
     en="make_model(seed=0) does not compute {layers} with its own weights: on 8 "
     "training points its outputs differ from that by up to {diff:.3g}, lie between 0 and 1 and sum to 1 in "
-    "every row. The lesson's MLP ends in raw class scores (logits), which is what CrossEntropyLoss expects",
+    "every row. The track's MLP ends in raw class scores (logits), which is what CrossEntropyLoss expects",
     es="make_model(seed=0) no calcula {layers} con sus propios pesos: en 8 "
     "puntos de entrenamiento sus salidas se apartan de eso hasta {diff:.3g}, están entre 0 y 1 y suman 1 en "
-    "cada fila. El MLP de la lección termina en puntuaciones brutas por clase (logits), que es lo que espera "
+    "cada fila. El MLP del recorrido termina en puntuaciones brutas por clase (logits), que es lo que espera "
     "CrossEntropyLoss",
 )
 INIT_GLOBAL = Message(
