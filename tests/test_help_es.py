@@ -5,6 +5,7 @@ and the learner's main outputs, in Spanish, hold no English line and no English 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -141,10 +142,12 @@ COMMAND_PATHS = [path.split()[1:] for path, _ in _commands(main)]
 
 
 @pytest.mark.parametrize("words", COMMAND_PATHS, ids=[" ".join(p) or "kata" for p in COMMAND_PATHS])
-@pytest.mark.parametrize("where", ["after", "env"])
+@pytest.mark.parametrize("where", ["before", "after", "env"])
 def test_every_help_page_is_spanish(runner, words: list[str], where: str, monkeypatch) -> None:
+    """`kata --lang es CMD --help`, `kata CMD --help --lang es` and KATA_LANG=es `kata CMD --help`."""
     monkeypatch.setenv("KATA_LANG", "es" if where == "env" else "en")
-    args = [*words, "--help", "--lang", "es"] if where == "after" else [*words, "--help"]
+    args = {"before": ["--lang", "es", *words, "--help"], "after": [*words, "--help", "--lang", "es"],
+            "env": [*words, "--help"]}[where]
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
     assert result.output.startswith("Uso:") and "Opciones:" in result.output, result.output
@@ -172,6 +175,26 @@ def _metavars() -> set[str]:
         for param in command.get_params(_context(command, path)):
             found.add(param.metavar or (param.name.upper() if isinstance(param, click.Argument) else ""))
     return found - {""}
+
+
+@pytest.mark.parametrize("args", [["--lang", "es", "next", "--help"], ["--lang", "es", "mutants", "verify", "--help"],
+                                  ["--lang", "es", "project", "--help"]], ids=" ".join)
+def test_a_help_page_in_spanish_from_the_installed_command_holds_no_english(args: list[str]) -> None:
+    """The same pages from a real process (`python -m checker`, as the `kata` script runs it), in an English
+    locale: gettext's catalogue is found and installed at start, not only under click's test runner."""
+    env = {k: v for k, v in os.environ.items() if k not in ("KATA_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES")}
+    done = subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True, text=True, timeout=120,
+                          env={**env, "LANG": "C.UTF-8", "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("Uso: kata ") and "Opciones:" in done.stdout, done.stdout
+    assert english_lines(done.stdout) == [] and english_words_of_click(done.stdout) == [], done.stdout
+
+
+def test_no_module_of_the_command_line_is_over_400_lines() -> None:
+    """checker/cli/ holds click code only; texts live in the catalogues (issue 34: help_es.py was 447 lines)."""
+    cli = Path(__file__).parent.parent / "checker" / "cli"
+    sizes = {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in cli.glob("*.py")}
+    assert sizes and {name: n for name, n in sizes.items() if n > 400} == {}
 
 
 def test_a_help_page_in_english_stays_english(runner, monkeypatch) -> None:

@@ -30,6 +30,25 @@ def test_a_crashing_run_in_spanish_says_no_english_line(runner, tmp_path: Path, 
     assert "Traceback (your file's frames only):" in english.output, english.output
 
 
+def test_kata_lang_es_run_of_a_loop_that_raises_prints_no_english_from_a_real_process(tmp_path: Path) -> None:
+    """The issue's own command, `kata --lang es run BROKEN.py`, as a learner's shell runs it (an English locale):
+    the error line, the traceback's heading and its frames, and nothing in English but the loop's own error."""
+    import os
+    import subprocess
+    import sys
+
+    crash = _reference_with(tmp_path, "roto.py", "    model.train()\n", "    raise ValueError('boom')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("KATA_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES")}
+    done = subprocess.run([sys.executable, "-m", "checker", "--lang", "es", "run", crash.name, "--epochs", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**env, "LANG": "C.UTF-8", "NO_COLOR": "1"})
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "la ejecución se detuvo porque el bucle lanzó un error" in said, said
+    assert "Traceback (solo los marcos de tu archivo):" in said and "ValueError: boom" in said, said
+    assert english_lines(said) == [], said
+
+
 def test_a_childs_error_text_is_said_in_both_languages() -> None:
     from checker.engine.worker import describe_exception, in_both
 
