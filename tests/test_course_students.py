@@ -40,3 +40,55 @@ def test_the_checks_of_a_course_track_name_no_lesson_of_moons(course, lang):
     assert not [t for t in titles.values() if any(w in t.lower() for w in words)], titles
     assert titles["data.lesson"] == ("the track's data and split" if lang == "en"
                                      else "los datos y la partición del recorrido")
+
+
+def test_a_students_copy_holds_no_answer_and_grades_in_a_fresh_shell(course, tmp_path):
+    """`kata autograder students` writes the course without its reference, its mutants and its weights; inside that
+    copy, in a fresh shell with nothing set, `kata next` opens the course's kata with its data, and `kata check` fails
+    the starter for its own fault and passes the fix, running the checks that need no reference (said first)."""
+    from tests.digits_course import digits_reference
+
+    out = tmp_path / "students"
+    made = kata("autograder", "students", "-o", str(out), "--course", str(course), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert written == ["kata.toml", "katas/digits/010-digits-that-will-not-settle.toml",
+                       "starters/digits/digits-that-will-not-settle.py", "tracks/digits.npz", "tracks/digits.toml"]
+    # no answer anywhere: none of the reference's comments (they say why each line is where it is), no weights
+    comments = {line.strip() for line in digits_reference().splitlines() if line.strip().startswith("# ")}
+    texts = [p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file() and p.suffix != ".npz"]
+    assert comments and not [c for c in comments if any(c in t for t in texts)]
+    assert "[points]" not in (out / "kata.toml").read_text() and "students = true" in (out / "kata.toml").read_text()
+    # a student, in the copy, nothing set
+    opened = kata("next", cwd=out)
+    assert opened.returncode == 0, opened.stderr
+    mine = out / "digits-that-will-not-settle.py"
+    assert mine.read_text() == (out / "starters" / "digits" / mine.name).read_text() and (out / "digits.npz").is_file()
+    starter = kata("check", "--json", cwd=out)
+    assert starter.returncode == 1, starter.stdout + starter.stderr
+    from checker.checks import REGISTRY
+
+    checks = json.loads(starter.stdout)["checks"]
+    assert not [c["id"] for c in checks if REGISTRY[c["id"]].reference] and len(checks) == 20
+    failed = {c["id"] for c in checks if c["status"] != "pass"}
+    assert "steps.fresh_grads" in failed and "data.lesson" not in failed, failed
+    assert "8 of the 28 checks of track digits compare your loop with the course's reference" in starter.stderr
+    mine.write_text(digits_reference(), encoding="utf-8")
+    fixed = kata("check", "--lang", "es", cwd=out)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "copia del curso para estudiantes" in fixed.stdout and "20/20" in fixed.stdout
+    solution = kata("solution", cwd=out)
+    assert solution.returncode == 2 and "stays with your instructor" in solution.stderr
+    assert "Traceback" not in solution.stderr
+
+
+def test_a_students_copy_refuses_in_one_line(course, tmp_path):
+    out = tmp_path / "students"
+    assert kata("autograder", "students", "-o", str(out), "--course", str(course), cwd=tmp_path).returncode == 0
+    again = kata("autograder", "students", "-o", str(out), "--course", str(course), cwd=tmp_path)
+    assert again.returncode == 2 and "the folder is not empty" in again.stderr
+    copy = kata("autograder", "students", "-o", str(tmp_path / "b"), "--course", str(out), cwd=tmp_path)
+    assert copy.returncode == 2 and "already a students' copy" in copy.stderr
+    none = kata("autograder", "students", "-o", str(tmp_path / "c"), cwd=tmp_path)
+    assert none.returncode == 2 and "--course DIR" in none.stderr
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()

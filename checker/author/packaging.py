@@ -112,6 +112,26 @@ PROBLEMS = {
     "course_only": Message(
         en="--course and --only both choose the checks: list them in the course file's [points]",
         es="--course y --only eligen las dos las comprobaciones: enuméralas en los [points] del archivo del curso"),
+    "no_course_given": Message(en="give the course folder with --course DIR (the folder holding kata.toml)",
+                               es="da la carpeta del curso con --course DIR (la carpeta que contiene kata.toml)"),
+    "students_again": Message(
+        en="--course {course} is already a students' copy: make a new one from the course folder itself",
+        es="--course {course} ya es una copia para estudiantes: haz otra desde la propia carpeta del curso"),
+    "students_reference_data": Message(
+        en="track {track}: its data is its reference's own make_data, so a students' copy (no reference) could not "
+           "compute it; give the track a [data] file or dataset before handing the course out",
+        es="recorrido {track}: sus datos son el make_data de su propia referencia, así que una copia para "
+           "estudiantes (sin referencia) no podría calcularlos; da al recorrido un archivo o conjunto de datos en "
+           "[data] antes de repartir el curso"),
+    "students_outside": Message(
+        en="track {track}: {path} lies outside the course folder {course}, so a copy of the folder cannot carry it",
+        es="recorrido {track}: {path} está fuera de la carpeta del curso {course}, así que una copia de la carpeta "
+           "no puede llevarlo"),
+    "students_none": Message(en="--course {course}: the course has no track of its own to hand out",
+                             es="--course {course}: el curso no tiene ningún recorrido propio que repartir"),
+    "students_out": Message(en="-o {out}: the folder is not empty; choose a new folder for the students' copy",
+                            es="-o {out}: la carpeta no está vacía; elige una carpeta nueva para la copia de los "
+                               "estudiantes"),
     "only": Message(en="--only: unknown check id(s) {ids} (`kata checks` lists them)",
                     es="--only: comprobación(es) desconocida(s) {ids} (`kata checks` las enumera)"),
 }
@@ -440,3 +460,94 @@ def validate(options: Options) -> None:
         ordered_ids(list(options.only) or None, device="cpu", track=track)
     except KeyError as exc:
         raise _problem("only", options.lang, ids=exc.args[0]) from None
+
+
+# --------------------------------------------------------------------------- the students' copy
+
+
+def _course_tracks(course, lang: str) -> list:
+    """The course's own tracks (their files in the course's track folders), read with the course known."""
+    from checker.setting.tracks import TrackError, all_tracks
+
+    folders = {f.resolve() for f in course.track_folders}
+    try:
+        tracks = [t for t in all_tracks().values() if t.file.parent.resolve() in folders]
+    except TrackError as exc:
+        raise _problem("bad_course", lang, course=course.root, why=exc) from None
+    if not tracks:
+        raise _problem("students_none", lang, course=course.root)
+    return tracks
+
+
+def _inside(course, track_id: str, path: Path, lang: str) -> str:
+    """``path`` relative to the course folder (a POSIX path); exit 2 when it lies outside it."""
+    try:
+        return Path(os.path.realpath(path)).relative_to(course.root.resolve()).as_posix()
+    except ValueError:
+        raise _problem("students_outside", lang, track=track_id, path=path, course=course.root) from None
+
+
+def _students_toml(course) -> str:
+    """The students' kata.toml: the course's title, language, track, track folders, katas and [read], marked
+    ``students = true``; no [points] (the graders weigh) and no ``mutants`` (none travel)."""
+    raw = course.raw
+    lines = ["# A students' copy of the course, written by `kata autograder students`: no reference, no mutant.",
+             "students = true"]
+    for name in ("title", "language", "track", "katas"):
+        if isinstance(raw.get(name), str):
+            lines.append(f"{name} = {json.dumps(raw[name], ensure_ascii=False)}")
+    lines.append(f"tracks = {json.dumps(list(course.tracks), ensure_ascii=False)}")
+    read = raw.get("read") if isinstance(raw.get("read"), dict) else {}
+    if read:
+        lines += ["", "[read]", *(f"{json.dumps(k, ensure_ascii=False)} = {json.dumps(v, ensure_ascii=False)}"
+                                  for k, v in read.items() if isinstance(v, str))]
+    return "\n".join(lines) + "\n"
+
+
+def _track_parts(course, track, lang: str) -> tuple[list[tuple[Path, str]], dict[str, str]]:
+    """(files to copy: the track file, its data file, its katas; starters to write, by path) of one track."""
+    from checker.catalogue.katas import KataFileError, load_katas, starter_source
+    from checker.setting.course import STARTERS
+
+    if track.data.source == "reference":
+        raise _problem("students_reference_data", lang, track=track.id)
+    files = [(track.file, _inside(course, track.id, track.file, lang))]
+    if track.data.source == "file" and track.data.path:
+        files.append((Path(track.data.path), _inside(course, track.id, Path(track.data.path), lang)))
+    starters: dict[str, str] = {}
+    try:
+        katas = load_katas(track=track.id)  # the ready ones (KATA_DRAFTS=1: the drafts too)
+        for kata in katas:
+            files.append((kata.path, _inside(course, track.id, kata.path, lang)))
+            if kata.practice is None:  # a practice kata has answers, not a starter loop
+                starters[f"{STARTERS}/{track.id}/{kata.slug}.py"] = starter_source(kata)
+    except (KataFileError, OSError, ValueError, KeyError) as exc:
+        raise _problem("bad_course", lang, course=course.root, why=exc) from None
+    return files, starters
+
+
+def build_students(course_dir: Path | None, out: Path, *, lang: str = "en") -> list[Path]:
+    """``out``: the course as its students get it (``docs/courses.md``, "How students get a course"): its kata.toml
+    (``students = true``, no [points]), each track's file and data file, its katas, and each kata's starter under
+    ``starters/<track>/``, written here from the reference and the mutant; never a reference, a mutant or a proof.
+    Returns the paths written."""
+    if course_dir is None:
+        raise _problem("no_course_given", lang)
+    check_course(course_dir, file_ok=False, lang=lang)
+    course = course_folder(course_dir, lang)
+    if course.students:
+        raise _problem("students_again", lang, course=course_dir)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise _problem("out_file" if not out.is_dir() else "students_out", lang, out=out)
+    files: list[tuple[Path, str]] = []
+    texts: dict[str, str] = {COURSE_FILE: _students_toml(course)}
+    for track in _course_tracks(course, lang):
+        copied, starters = _track_parts(course, track, lang)
+        files += copied
+        texts.update(starters)
+    _out_folder(out, lang)
+    _copy_tree(files, out)
+    for rel, text in texts.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out / rel, text)
+    return sorted({out / rel for _, rel in files} | {out / rel for rel in texts})

@@ -15,11 +15,11 @@ ADAM_OK = Message(
 )
 ADAM_FAIL = Message(
     en="after {epochs} epochs of Adam at lr={lr} the model classifies only {acc:.0%} of the {n} validation "
-    "points right (validation loss {loss:.3f}, last training loss {train:.3f}); the lesson's loop reaches "
+    "points right (validation loss {loss:.3f}, last training loss {train:.3f}); the track's reference reaches "
     "about {reached:.0%}, and at least {min_acc:.0%} is expected",
     es="tras {epochs} épocas de Adam con lr={lr} el modelo clasifica bien solo el {acc:.0%} de los {n} puntos "
     "de validación (pérdida de validación {loss:.3f}, última pérdida de entrenamiento {train:.3f}); el bucle "
-    "de la lección llega a un {reached:.0%}, y se espera al menos un {min_acc:.0%}",
+    "de referencia del recorrido llega a un {reached:.0%}, y se espera al menos un {min_acc:.0%}",
 )
 ADAM_SHORT = Message(
     en="fit(..., epochs={epochs}) trained {ran} epoch(s)",

@@ -1165,8 +1165,11 @@ def _setting(draw: dict) -> Message:
 
     setting = _describe(TrainDraw(**{f.name: draw.get(f.name) for f in fields(TrainDraw)}))
     if draw.get("rows"):
-        return Message(en=f"{setting.en} on the first {draw['rows']} training examples",
-                       es=f"{setting.es} sobre los primeros {draw['rows']} ejemplos de entrenamiento")
+        setting = Message(en=f"{setting.en} on the first {draw['rows']} training examples",
+                          es=f"{setting.es} sobre los primeros {draw['rows']} ejemplos de entrenamiento")
+    if draw.get("loss_scale"):
+        setting = Message(en=f"{setting.en}, loss_fn times {draw['loss_scale']:g}",
+                          es=f"{setting.es}, loss_fn por {draw['loss_scale']:g}")
     return setting
 
 
@@ -1205,6 +1208,15 @@ def fit(loop, lab) -> dict:
     return out
 
 
+def _compared(key: str, draw: dict) -> bool:
+    """Whether a history's ``key`` is compared with the reference's in the run ``draw``: not the training loss of a
+    loader that sees part of its set (``LOSS_BY_SET``), nor the validation loss under a scaled loss_fn (a correct fit
+    may validate with its own criterion, unscaled; the weights and the training loss show the clip)."""
+    if key == "train_loss":
+        return draw.get("loader") not in LOSS_BY_SET
+    return not (key == "val_loss" and draw.get("loss_scale"))
+
+
 def _fit_one(mine: dict, ref: dict, *, call: str | None = None):
     d = ref["draw"]
     args = dict(call=call or f"fit(..., epochs={d['epochs']}, val=(X_val, y_val))", setting=_setting(d))
@@ -1213,7 +1225,7 @@ def _fit_one(mine: dict, ref: dict, *, call: str | None = None):
         return failed(FIT_ROWS, got=len(got_rows), want=len(want_rows), **args)
     for epoch, (got, want) in enumerate(zip(got_rows, want_rows, strict=True), start=1):
         for key, value in want.items():
-            if key == "train_loss" and d.get("loader") in LOSS_BY_SET:
+            if not _compared(key, d):
                 continue
             mine_value = (got or {}).get(key)
             tol = 1e-9 if key in ("epoch", "lr") else LOSS_TOL

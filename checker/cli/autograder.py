@@ -1,4 +1,5 @@
-"""`kata autograder gradescope|github|docker`: kata packaged for the graders instructors use.
+"""`kata autograder gradescope|github|docker`: kata packaged for the graders instructors use; `kata autograder
+students`: a copy of a course for its students, without its answers.
 
 Only click code: each command reads its options and calls checker.author.packaging, which builds the artefact.
 """
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from checker.cli.common import current_lang, lang_option, secret_option, stored_lang_option, track_option
+from checker.cli.common import current_lang, lang_option, secret_option, stored_lang_option, track_option, use_course
 
 
 def _common(fn):
@@ -108,4 +109,25 @@ def docker_cmd(out_dir: Path, course: Path | None, kata: str | None, only: tuple
     from checker.author.packaging import build_docker
 
     for path in build_docker(out_dir, _options(course, kata, track, only, lang), force=force):
+        click.echo(str(path))
+
+
+@autograder_group.command("students")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="A new (or empty) folder for the students' copy.")
+@click.option("--course", "course", type=click.Path(path_type=Path), default=None,
+              help="The course folder (the one holding kata.toml) to copy for the students.")
+@lang_option
+def students_cmd(out_dir: Path, course: Path | None, lang: str | None) -> None:
+    """Write OUT: the course as its students get it, without its reference and mutants.
+
+    OUT holds the course's kata.toml (no points), its track files and data, its katas, and
+    each kata's starter. A student runs `kata next` and `kata check` inside it (or with
+    KATA_COURSE naming it); the checks that compare with the reference run at the grader.
+    """
+    from checker.author.packaging import build_students
+
+    lang = lang or click.get_current_context().meta.get("kata.lang")
+    use_course(course)  # its tracks known wherever the command runs
+    for path in build_students(course, out_dir, lang=current_lang(lang)):
         click.echo(str(path))

@@ -138,11 +138,13 @@ def _first_report(request: CheckRequest, request_file: CheckRequest, kata: Kata 
     return report
 
 
-def _by_data(request: CheckRequest, request_file: CheckRequest, track: Track, report: Report, labs: dict | None):
-    """(note, track, report): regraded against the track the file's data follows, when it is another."""
+def _by_data(request: CheckRequest, request_file: CheckRequest, track: Track, report: Report, labs: dict | None,
+             note: str | None = None):
+    """(note, track, report): regraded against the track the file's data follows, when it is another; else
+    ``note`` (what was to be said anyway), ``track`` and ``report`` as they are."""
     other = track_by_data(report, track)
     if other is None:
-        return None, track, report
+        return note, track, report
     # the file follows another track: graded against it, never judged by this one
     note = FOUND_BY_DATA.render(request.lang, other=other.id, track=track.id,
                                 split=f"{other.data.n_train}/{other.data.n_val}")
@@ -174,20 +176,58 @@ def check(request: CheckRequest, *, session: Session | None = None, kata: Kata |
     folder = str(session.workdir) if session is not None else workdir
     track = track_of(request_file, kata, folder)
     course, probed, request_file = _assignment(request, request_file, track)
+    asked_only = bool(request_file.only)
+    request_file, withheld = _without_reference(request_file, track)
     report = _first_report(request, request_file, kata, track, labs)
     guessed = kata is None and request.track is None
-    note = None
+    note = withheld
     if course is not None:  # the course's track is the assignment's: another track's file is held, said first
         note = _held_if_other(report, track, request.lang, probed)
     elif guessed and report.error is None:
-        note, track, report = _by_data(request, request_file, track, report, labs)
+        note, track, report = _by_data(request, request_file, track, report, labs, note)
     if guessed and report.error_kind == "protocol":
         _protocol_problem(request, report, track)
     hint = track_hint(report, track, request.lang) if guessed and request.format == "text" else None
     if note is not None:
         hint = None
-    return CheckOutcome(report=report, track=track, path=path, kata=kata, hint=hint, only=bool(request_file.only),
+    return CheckOutcome(report=report, track=track, path=path, kata=kata, hint=hint, only=asked_only,
                         course=course, note=note)
+
+
+STUDENTS_CHECKS = Message(
+    en="{n} of the {total} checks of track {track} compare your loop with the course's reference, which stays with "
+       "your instructor's grader (this is a students' copy of the course): they run when your work is graded, not here",
+    es="{n} de las {total} comprobaciones del recorrido {track} comparan tu bucle con la referencia del curso, que "
+       "guarda el evaluador de tu profesor (esta es una copia del curso para estudiantes): se ejecutan cuando se "
+       "evalúa tu trabajo, no aquí",
+)
+STUDENTS_ONLY_REFERENCE = Message(
+    en="--only: {ids} compare with the course's reference, which a students' copy of the course does not hold; "
+       "your instructor's grader runs them",
+    es="--only: {ids} comparan con la referencia del curso, que una copia del curso para estudiantes no tiene; las "
+       "ejecuta el evaluador de tu profesor",
+)
+
+
+def _without_reference(request_file: CheckRequest, track: Track) -> tuple[CheckRequest, str | None]:
+    """In a students' copy of a course (no reference there): the request with the checks that need no reference,
+    and the note saying which ones run at the grader only; elsewhere the request as it is, and None."""
+    from checker.setting.course import students_copy
+
+    if track.reference.is_file() or students_copy() is None:
+        return request_file, None
+    from checker.checks import REGISTRY, ordered_ids
+
+    asked = request_file.only
+    if any(cid not in REGISTRY for cid in asked):  # an unknown id: said as --only says it anywhere
+        return request_file, None
+    every = ordered_ids(None, device=request_file.device, track=track)
+    kept = [cid for cid in every if not REGISTRY[cid].reference and (not asked or cid in asked)]
+    if not kept:
+        raise UsageProblem(STUDENTS_ONLY_REFERENCE.render(request_file.lang, ids=", ".join(asked)))
+    skipped = sum(REGISTRY[cid].reference for cid in every)
+    note = STUDENTS_CHECKS.render(request_file.lang, n=skipped, total=len(every), track=track.id)
+    return replace(request_file, only=tuple(kept)), note if not asked else None
 
 
 def _assignment(request: CheckRequest, request_file: CheckRequest, track: Track):

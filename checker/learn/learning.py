@@ -124,6 +124,7 @@ def check_current(request: CheckRequest, workdir: str | None, settings_of=None) 
         con.print(f"[bold magenta]{escape(session.header(kata))}[/]  [dim]{escape(shown_path(path))}[/]")
     outcome = check(request, session=session)
     report = outcome.report
+    _say_note(outcome.note, con)
     emit_report(report, request.format, session.lang, request.verbose, weights=outcome.weights)
     if not outcome.gradable:  # the file could not be graded
         return report.exit_code
@@ -141,6 +142,15 @@ def check_current(request: CheckRequest, workdir: str | None, settings_of=None) 
     else:
         not_yet(session, kata, con)
     return report.exit_code
+
+
+def _say_note(note: str | None, con) -> None:
+    """Said before the report: what the file was graded against (a students' copy: which checks run elsewhere), on
+    the console, or on stderr where the report is for a program."""
+    if note and con is not None:
+        con.print(f"[yellow]{escape(note)}[/]")
+    elif note:
+        echo(note, err=True)
 
 
 def after_pass(session: Session, kata: Kata, con, newly: bool) -> None:
@@ -274,6 +284,7 @@ def show_solution(session: Session, kata: Kata) -> None:
         from checker.catalogue.katas import learner_copy, starter_header
 
         track = kata.setting
+        mutant = mutant_of(session, kata)  # the commented mutant (a students' copy has none: exit 2, said why)
         reference = reference_source(track)
         # the starter as the learner got it, against the reference laid out the same way (no comments, the
         # starter's header): the diff is the fix alone, at the starter's line numbers
@@ -284,7 +295,7 @@ def show_solution(session: Session, kata: Kata) -> None:
                    lang=session.lang)
         con.print("")
         lines = reference.splitlines()
-        mutant = mutant_of(session, kata)  # the commented mutant: where the fix sits in the commented reference
+        # the commented mutant (above): where the fix sits in the commented reference
         funcs = changed_functions(mutant, reference)
         if funcs:
             session.tell(con, M.SOLUTION_FUNCS, path=shown_path(track.reference))

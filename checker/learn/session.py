@@ -169,7 +169,8 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
             from checker.setting.tracks import track_named
 
             track = track_named(track).id  # an unknown track: exit 2 naming the known ones
-        katas = load_katas(track=track)
+        # a students' copy holds the katas that were ready when it was made, and no mutant to prove them again
+        katas = load_katas(track=track, drafts=_students_copy() is not None)
     except KataFileError as exc:
         if need_katas:
             raise UsageProblem(CATALOGUE_BROKEN.render(lang, error=exc)) from None
@@ -180,6 +181,13 @@ def open_session(workdir: str | None, lang: str | None, *, need_katas: bool = Tr
         where = resolve_katas_dir(track=get_track(track) if track else None)
         raise UsageProblem(CATALOGUE_EMPTY.render(lang, dir=where))
     return Session(lang, folder, progress, katas)
+
+
+def _students_copy():
+    """The course when it is a students' copy (``checker.setting.course.students_copy``), else None."""
+    from checker.setting.course import students_copy
+
+    return students_copy()
 
 
 def shown_path(path: Path) -> str:
@@ -194,11 +202,40 @@ def shown_path(path: Path) -> str:
 # Starters: what `kata next` and `kata reset` write
 
 def _authored(session: Session, kata: Kata, make: Callable[[Kata], str]) -> str:
+    copy = _students_copy()
+    if copy is not None:  # no reference, no mutant here: the starter written when the copy was made
+        return _kept_starter(session, copy, kata, make is mutant_text)
     try:
         return make(kata)
     except Exception as exc:  # an authoring problem (unknown mutant, target not found): say which
         raise UsageProblem(session.say(STARTER_BROKEN, kata=kata.slug, mutant=kata.mutant,
                                        error=f"{type(exc).__name__}: {exc}")) from None
+
+
+STUDENTS_STARTER = Message(
+    en="{path}: a students' copy of the course keeps each kata's starter there, and this one is missing; ask your "
+       "instructor for a new copy (`kata autograder students`)",
+    es="{path}: una copia del curso para estudiantes guarda ahí el archivo inicial de cada kata, y este falta; pide "
+       "a tu profesor una copia nueva (`kata autograder students`)",
+)
+STUDENTS_REFERENCE = Message(
+    en="{kata}: the course's reference stays with your instructor (this is a students' copy), so there is no "
+       "solution to show here; `kata check` says whether your fix passes",
+    es="{kata}: la referencia del curso la guarda tu profesor (esta es una copia para estudiantes), así que aquí no "
+       "hay solución que mostrar; `kata check` dice si tu arreglo pasa",
+)
+
+
+def _kept_starter(session: Session, copy, kata: Kata, commented: bool) -> str:
+    """The starter a students' copy keeps for ``kata``; the commented mutant (``commented``) is the reference's, so
+    it is refused with one line."""
+    if commented:
+        raise UsageProblem(session.say(STUDENTS_REFERENCE, kata=kata.slug))
+    path = copy.starter(kata.track, kata.slug)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise UsageProblem(session.say(STUDENTS_STARTER, path=path)) from None
 
 
 def mutant_of(session: Session, kata: Kata) -> str:

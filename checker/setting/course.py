@@ -30,7 +30,7 @@ from typing import Any
 
 from checker.base.errors import UsageProblem
 from checker.base.i18n import LANGS, Message, resolve_lang
-from checker.base.toml import STRINGS, TABLE, TEXT, Field, read_toml, refuse_unknown, take
+from checker.base.toml import BOOL, STRINGS, TABLE, TEXT, Field, read_toml, refuse_unknown, take
 
 COURSE_FILE = "kata.toml"
 PYPROJECT = "pyproject.toml"
@@ -61,7 +61,13 @@ COURSE_FIELDS = (
           "file of the course that names no `katas` keeps them (<katas>/<track id>)"),
     Field("points", TABLE, required=False, doc="check id = points: the course's weights"),
     Field("read", TABLE, required=False, doc="check id = what to read when it fails"),
+    Field("students", BOOL, required=False, doc="true in a students' copy (`kata autograder students`): its references "
+          "and mutants stay with the graders; `kata next` writes the starters kept in starters/<track id>/, and "
+          "`kata check` runs the checks that need no reference"),
 )
+STARTERS = "starters"
+"""In a students' copy: one folder per track holding each kata's starter, ``<slug>.py``, written from the
+reference and the mutant when the copy was made."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,8 @@ class CourseFolder:
     that names none."""
     katas: str | None = None
     """The same for katas."""
+    students: bool = False
+    """A students' copy (``kata autograder students``): no reference, no mutant; the katas' starters written out."""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """The whole table (``points``, ``read``, ``title``: the course's weights, read by the grade layer)."""
 
@@ -93,6 +101,10 @@ class CourseFolder:
     @property
     def has_points(self) -> bool:
         return bool(self.raw.get("points"))
+
+    def starter(self, track_id: str, slug: str) -> Path:
+        """Where a students' copy keeps the starter of kata ``slug`` of track ``track_id``."""
+        return self.root / STARTERS / track_id / f"{slug}.py"
 
 
 def _table_of(path: Path) -> dict | None:
@@ -131,7 +143,7 @@ def parse_course(path: Path) -> CourseFolder:
             raise CourseError(f"{where}: field `tracks`: {root / name} is not a folder")
     return CourseFolder(root=root, file=path.resolve(), title=values["title"], language=language,
                         track=values["track"], tracks=tracks, mutants=values["mutants"], katas=values["katas"],
-                        raw=raw)
+                        students=bool(values["students"]), raw=raw)
 
 
 @dataclass(frozen=True)
@@ -249,6 +261,12 @@ def current_course() -> CourseFolder | None:
         return find_course()
     except CourseError as exc:
         raise UsageProblem(str(exc)) from None
+
+
+def students_copy() -> CourseFolder | None:
+    """The course of this command when it is a students' copy (its references and mutants withheld), else None."""
+    course = current_course()
+    return course if course is not None and course.students else None
 
 
 def weighing_course(given: str | Path | None, only: tuple[str, ...] = ()) -> str | None:
