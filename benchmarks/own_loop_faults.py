@@ -1,6 +1,6 @@
 """Inject each reference-free fault of the mutant catalogue into each example of examples/ and run kata on it.
 
-Usage: python benchmarks/own_loop_faults.py [--out DIR] [--runs N] [--json]
+Usage: python benchmarks/own_loop_faults.py [--out DIR] [--runs N] [--json] [--example NAME]
 
 For each example (a folder of examples/ with a faults.toml) and each mutant of mutants/*.toml whose
 ``killed_by`` names a check the trusted runner has, the mutant's steps are translated to the example's names
@@ -11,6 +11,8 @@ example's test_training.kata_pieces(); the unmodified example is checked --runs 
 
 A fault counts as caught when a check fails; "right check" when one of the failing checks is one the mutant's
 killed_by names; "line" when the first such failure names a line of the example's module.
+The figures (every fault's row, every unmodified run, the totals, the versions, the commit and the load) are
+written to benchmarks/results/own_loop_faults.json (--example: own_loop_faults-NAME.json).
 """
 
 from __future__ import annotations
@@ -112,6 +114,28 @@ def verdict(report, killed_by, module: str) -> dict:
             "said": first.line("en") if first else "", "failing": [r.id for r in failing]}
 
 
+def run_facts() -> dict:
+    """When, on what and at which commit a benchmark ran: recorded beside its figures."""
+    import os
+    import platform
+    import subprocess
+    from importlib.metadata import version
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit.stdout.strip(),
+            "python": platform.python_version(), "torch": version("torch"), "cpus": os.cpu_count(),
+            "load_average": [round(x, 1) for x in os.getloadavg()]}
+
+
+def totals(rows: list[dict], clean: list[dict]) -> dict:
+    applied = [r for r in rows if r["applies"]]
+    return {"injected": len(applied), "caught": sum(r["caught"] for r in applied),
+            "right_check": sum(r["caught"] and r["right"] for r in applied),
+            "right_check_at_the_examples_line": sum(r["caught"] and r["right"] and r["line"] for r in applied),
+            "not_applicable": len(rows) - len(applied), "unmodified_runs": len(clean),
+            "false_alarms": sum(not c["ok"] for c in clean)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "kata-own-loop-faults"))
@@ -120,6 +144,7 @@ def main() -> int:
     parser.add_argument("--example", action="append", help="only this example (repeatable; default: all)")
     args = parser.parse_args()
     out = Path(args.out)
+    facts = run_facts()
     rows, clean = [], []
     examples = sorted(p.parent for p in (ROOT / "examples").glob("*/faults.toml"))
     for example in [e for e in examples if not args.example or e.name in args.example]:
@@ -144,6 +169,9 @@ def main() -> int:
     name = "kata.json" if not args.example else f"kata-{'-'.join(args.example)}.json"
     (out / name).parent.mkdir(parents=True, exist_ok=True)
     (out / name).write_text(json.dumps(result, indent=1))
+    facts["load_average_at_end"] = [round(x, 1) for x in __import__("os").getloadavg()]
+    recorded = ROOT / "benchmarks" / "results" / name.replace("kata", "own_loop_faults", 1)
+    recorded.write_text(json.dumps({"facts": facts, "totals": totals(rows, clean), **result}, indent=1) + "\n")
     if args.json:
         print(json.dumps(result, indent=1))
     else:
@@ -153,6 +181,7 @@ def main() -> int:
             print(f"{r['example']:<11} {r['mutant']:<26} {mark}{extra}")
         for c in clean:
             print(f"{c['example']:<11} unmodified run {c['run']}: {'ok' if c['ok'] else 'FALSE ALARM ' + c['said']}")
+        print(json.dumps(totals(rows, clean)), f"(written to {recorded.relative_to(ROOT)})")
     applied = [r for r in rows if r["applies"]]
     good = all(r["caught"] and r["right"] and r["line"] for r in applied) and all(c["ok"] for c in clean)
     return 0 if good else 1

@@ -76,9 +76,13 @@ def test_every_fresh_threshold_has_a_call_on_each_side_on_every_run(track_id):
             assert _sides([c.value for c in cov.rows], t) == (True, True), t
             t = fresh_threshold(rng, domain_of("fit", "epochs"))
             assert _sides([f.epochs for f in cov.fit], t) == (True, True), t
+            # a clip norm capped, floored or dropped past T shows only in a run whose clip binds (every batch's
+            # gradient past it: the loss scaled past the domain's top) on T's far side
             t = fresh_threshold(rng, domain_of("train_epoch", "clip_norm"))
-            assert _sides([c.clip for c in cov.train if c.clip is not None], t) == (True, True), t
-            assert _sides([c.clip for c in cov.fit if c.clip is not None], t) == (True, True), t
+            for runs in (cov.train, cov.fit):
+                binding = [c.clip for c in runs if c.clip is not None and c.loss_scale
+                           and c.loss_scale * 0.28 > domain_of("fit", "clip_norm").high]
+                assert _sides(binding, t) == (True, True), t
 
 
 def test_fresh_thresholds_avoid_the_points_the_classes_were_written_from():
@@ -109,9 +113,12 @@ def _bugs(rng: random.Random) -> list[tuple[str, str, str]]:
     t_eval = fresh_threshold(rng, domain_of("evaluate", "X"))
     t_epochs = fresh_threshold(rng, domain_of("fit", "epochs"))
     t_seed = fresh_threshold(rng, domain_of("make_model", "seed"))
+    t_clip, t_fit_clip = (fresh_threshold(rng, domain_of(f, "clip_norm")) for f in ("train_epoch", "fit"))
     opt = "        return torch.optim.SGD(model.parameters(), lr=lr)"
     adam_line = "        return torch.optim.Adam(model.parameters(), lr=lr)"
     loader = "        TensorDataset(X, y), batch_size=batch_size, shuffle=True, generator=generator"
+    clip = "            nn.utils.clip_grad_norm_(model.parameters(), clip_norm)"
+    fit_clip = "            scheduler=scheduler, clip_norm=clip_norm, device=device,"
     return [
         (f"sgd lr clamped at {t_sgd}", "reference.make_optimizer",
          _replace(LESSON, opt, f"        return torch.optim.SGD(model.parameters(), lr=min(lr, {t_sgd}))")),
@@ -129,6 +136,20 @@ def _bugs(rng: random.Random) -> list[tuple[str, str, str]]:
         (f"fit stops after {t_epochs} epochs", "reference.fit",
          _replace(LESSON, "    for epoch in range(1, epochs + 1):",
                   f"    for epoch in range(1, min(epochs, {t_epochs}) + 1):")),
+        # clip norms: at fresh thresholds and at odd ones nobody would write a class from (37, 3e3)
+        (f"train_epoch's clip norm capped at {t_clip}", "reference.train_epoch",
+         _replace(LESSON, clip, clip.replace("clip_norm)", f"min(clip_norm, {t_clip}))"))),
+        ("train_epoch's clip norm capped at 37", "reference.train_epoch",
+         _replace(LESSON, clip, clip.replace("clip_norm)", "min(clip_norm, 37))"))),
+        (f"fit's clip dropped past {t_fit_clip}", "reference.fit",
+         _replace(LESSON, fit_clip, fit_clip.replace(
+             "clip_norm=clip_norm", f"clip_norm=None if clip_norm is None or clip_norm > {t_fit_clip} "
+                                    "else clip_norm"))),
+        ("fit's clip norm floored at 3e3", "reference.fit",
+         _replace(LESSON, fit_clip, fit_clip.replace(
+             "clip_norm=clip_norm", "clip_norm=None if clip_norm is None else max(clip_norm, 3e3)"))),
+        ("first 12,345 rows loaded", "reference.make_loader",
+         _replace(LESSON, loader, loader.replace("TensorDataset(X, y)", "TensorDataset(X[:12345], y[:12345])"))),
         (f"model seed clamped at {t_seed}", "reference.make_model",
          _replace(LESSON, "    torch.manual_seed(seed)\n    return nn.Sequential",
                   f"    torch.manual_seed(min(seed, {t_seed}))\n    return nn.Sequential")),
@@ -156,7 +177,7 @@ def test_a_threshold_bug_at_a_fresh_threshold_fails_on_every_run():
         if check_id not in got or got[check_id].status != "fail":
             problems.append(f"{key}: {check_id} is {got[check_id].status if check_id in got else 'missing'}")
     assert not problems, "\n".join(problems)
-    assert math.isfinite(len(expected)) and len(expected) == 8 * RUNS
+    assert math.isfinite(len(expected)) and len(expected) == 13 * RUNS
 
 
 def test_best_epoch_looking_at_the_first_t_epochs_only_fails_for_every_fresh_t():

@@ -23,6 +23,7 @@ from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import failed, passed
 from checker.checks.common import worst_case
 from checker.setting import coverage
+from checker.setting.domains import domain_of
 from checker.setting.draws import Draw
 from checker.setting.tracks import get_track
 
@@ -42,7 +43,7 @@ def header(path: Path, key: str) -> str | None:
 @pytest.mark.parametrize("track_id", ["moons", "three-classes", "data-pipeline"])
 def test_every_class_is_drawn_on_every_run(track_id):
     track = get_track(track_id)
-    n = track.data.n_train
+    n, top = track.data.n_train, domain_of("make_loader", "batch_size").high
     for seed in range(30):
         cov = Draw.from_seed(seed, track).coverage
         kinds = {c.kind for c in cov.loader}
@@ -54,7 +55,7 @@ def test_every_class_is_drawn_on_every_run(track_id):
                     "batch.under-half": 1 < n % b < b // 2, "batch.half": b // 2 <= n % b <= (b + 1) // 2,
                     "batch.over-half": n % b > (b + 1) // 2,
                     "batch.one": b == 1, "batch.whole": b == n, "batch.more": b > n,
-                    "batch.above-64": 64 < b < n, "batch.default": b == 32, "batch.top": b == 10**4 > n}[c.kind], (c, n)
+                    "batch.above-64": 64 < b < n, "batch.default": b == 32, "batch.top": b == top > n}[c.kind], (c, n)
         assert [c.kind for c in cov.seeds][:4] == ["seed.default", "seed.small", "seed.adjacent", "seed.far"]
         assert {c.value for c in cov.seeds} >= {0, 1, 10, 10**9, 2**32 - 1}  # both ends, every decade, the lesson's
         assert cov.seeds[2].value == cov.seeds[1].value + 1 and cov.seeds[3].value > 2**30

@@ -142,3 +142,52 @@ def test_the_table_of_docs_checks_md_is_the_generators_output(capsys):
         "docs/checks.md's table of domains is stale: replace it with `python -m checker.setting.domains --markdown`")
     assert domains.main(["--markdown"]) == 0 and capsys.readouterr().out == domains.markdown()
     assert domains.main([]) == 2
+
+
+# ---------------------------------------------------------------------------- the table of classes
+
+
+def test_the_table_of_classes_in_docs_checks_md_is_the_generators_output(capsys):
+    from checker.setting import coverage_table
+
+    text = (ROOT / "docs" / "checks.md").read_text()
+    start = text.index(coverage_table.TABLE_BEGIN)
+    end = text.index(coverage_table.TABLE_END) + len(coverage_table.TABLE_END)
+    assert text[start:end] + "\n" == coverage_table.markdown(), (
+        "docs/checks.md's table of classes is stale: edit checker/setting/coverage_table.py (the words) or the "
+        "declarations, then replace the table with `python -m checker.setting.coverage_table --markdown`")
+    assert coverage_table.main(["--markdown"]) == 0 and capsys.readouterr().out == coverage_table.markdown()
+    assert coverage_table.main([]) == 2
+
+
+def test_the_table_of_classes_quotes_the_declarations_not_copies_of_them(monkeypatch):
+    """Change a domain's end, a big run's size or the clip sweep's scale, and the table says the new figure."""
+    from dataclasses import replace
+
+    from checker.setting import coverage, coverage_table
+
+    before = coverage_table.markdown()
+    assert "the data-size domain's top (20,000 rows) in one batch" in before
+    assert "validated on 21,504 rows" in before  # BIG_ROWS + BIG_VAL_TAIL: the docs once said 21,024
+    wider = {("make_loader", "X"): replace(domain_of("make_loader", "X"), high=54_321),
+             ("train_epoch", "clip_norm"): replace(domain_of("train_epoch", "clip_norm"), high=3e5)}
+    monkeypatch.setattr(coverage_table, "domain_of", lambda f, p, v=None: wider.get((f, p)) or domain_of(f, p, v))
+    monkeypatch.setattr(coverage, "BIG_ROWS", 40_960)
+    monkeypatch.setattr(coverage, "CLIP_SCALE", 1e7)
+    after = coverage_table.markdown()
+    assert "the data-size domain's top (54,321 rows) in one batch" in after
+    assert "a loader of 40,960 rows" in after and "validated on 41,984 rows" in after
+    assert "under kata's loss times 10^7" in after and "10,000, 10^5 and 300,000: both ends" in after
+
+
+def test_the_table_of_classes_has_a_row_for_every_differential_check():
+    import re
+
+    from checker.checks import REGISTRY
+    from checker.setting import coverage_table
+
+    named = {c for checks, _ in coverage_table.ROWS for c in re.findall(r"`([a-z_]+\.[a-z_]+)`", checks)}
+    assert named <= set(REGISTRY), named - set(REGISTRY)
+    # the pipeline family's rows are kept by the data-pipeline track's checks (their classes are their own)
+    differential = {c.id for c in REGISTRY.values() if c.reference and c.family in ("reference", "best")}
+    assert differential <= named, f"no row of classes for {sorted(differential - named)}"

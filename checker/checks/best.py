@@ -344,7 +344,7 @@ EDGE_ROWS = 32
 
 def _edge_settings(lab) -> list[dict]:
     """The combined run again at the ends of fit_best's domains: one epoch on a big loader (the training rows
-    repeated to 20,480, batches of 1,024) validated on a big set (21,024 rows); and 128 epochs on a few rows taken
+    repeated to 20,480, batches of 1,024) validated on a big set (21,504 rows); and 128 epochs on a few rows taken
     whole at SGD's lr 5 with a clip norm at the bottom of its domain (1e-4: it binds, so the steps are lr·1e-4)."""
     from checker.setting.coverage import BIG_BATCH, BIG_ROWS
 

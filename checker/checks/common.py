@@ -8,6 +8,7 @@ from typing import Any
 
 from checker.base.i18n import Message
 from checker.checks.base import Verdict, failed
+from checker.setting.coverage import BIG_ROWS, BIG_VAL_TAIL
 
 GRAD_TOL = 1e-5
 """Relative distance allowed between two float32 gradients of the same loss: round-off only."""
@@ -92,8 +93,6 @@ def validation_set(lab, big: bool):
     if not big:
         return d.X_val, d.y_val
     import torch
-
-    from checker.setting.coverage import BIG_ROWS, BIG_VAL_TAIL
 
     Xv, yv = repeated_rows(d.X_val, d.y_val, BIG_ROWS)
     Xt, yt = repeated_rows(d.X_train, d.y_train, BIG_VAL_TAIL)

@@ -156,12 +156,17 @@ class TrainCase:
 
     @property
     def rank(self) -> tuple:
-        return (not self.defaults, self.epochs, self.batch_size)
+        """Simplicity: the defaults first, a run under a scaled loss last (its figures read least plainly)."""
+        return (not self.defaults, self.loss_scale is not None, self.epochs, self.batch_size)
 
     def label(self) -> Message:
         parts = [LABELS[k] for k in self.classes]
-        return Message(en=", ".join(p.en.format(epochs=self.epochs) for p in parts),
-                       es=", ".join(p.es.format(epochs=self.epochs) for p in parts))
+        facts = {"epochs": self.epochs, "clip": self.clip, "lr": self.lr, "scale": self.loss_scale}
+        text = Message(en=", ".join(p.en.format(**facts) for p in parts),
+                       es=", ".join(p.es.format(**facts) for p in parts))
+        if CLIP_POINT in self.classes:  # name the domain's edge, or the course's use, the clip norm sits at
+            return _marked(text, dict(marks(domain_of("train_epoch", "clip_norm"), self.clip)))
+        return text
 
 
 # ---------------------------------------------------------------------------- labels
@@ -244,12 +249,11 @@ LABELS: dict[str, Message] = {
                                 es="{epochs} épocas, el máximo del dominio de las épocas"),
     "train.big-set": Message(en="a loader of 20,480 rows (the training rows repeated) in batches of 1,024",
                              es="un cargador de 20.480 filas (las de entrenamiento repetidas) en lotes de 1.024"),
-    "train.big-val": Message(en="a validation set of 21,024 rows (its rows repeated, training rows at the end)",
-                             es="un conjunto de validación de 21.024 filas (sus filas repetidas, filas de "
+    "train.big-val": Message(en="a validation set of 21,504 rows (its rows repeated, training rows at the end)",
+                             es="un conjunto de validación de 21.504 filas (sus filas repetidas, filas de "
                              "entrenamiento al final)"),
-    "train.clip-top-binds": Message(en="a clip norm at the top of its domain (1e4) that binds (the loss times 1e5)",
-                                    es="una norma de recorte en el máximo de su dominio (1e4) que actúa (la pérdida "
-                                    "por 1e5)"),
+    "train.clip-point": Message(en="clip_norm={clip:g}, binding (the loss times {scale:g}, lr {lr:g})",
+                                es="clip_norm={clip:g}, que actúa (la pérdida por {scale:g}, lr {lr:g})"),
     "train.step": Message(en="a StepLR scheduler", es="un planificador StepLR"),
     "train.cosine": Message(en="a cosine scheduler", es="un planificador coseno"),
 }
@@ -259,6 +263,12 @@ BIG_ROWS, BIG_BATCH, BIG_VAL_TAIL = 20_480, 1_024, 1_024
 """The big runs' sizes: a loader of ``BIG_ROWS`` rows (past the data-size domain's top, 20,000) in batches of
 ``BIG_BATCH`` (20 steps: cheap); a validation set of ``BIG_ROWS`` rows plus ``BIG_VAL_TAIL`` training rows."""
 MAX_SEED = 2**31 - 1
+CLIP_POINT = "train.clip-point"
+CLIP_SCALE, CLIP_STEP, CLIP_ROWS = 1e5, 0.1, 32
+"""The clip-norm sweep (``clip_cases``): the loss times ``CLIP_SCALE`` puts every batch's gradient norm past the
+clip domain's top (the first gradient's norm is 0.28 or more on every track: 2.8e4 scaled), so every clip norm of
+the domain binds; SGD at lr ``CLIP_STEP``/clip moves the weights by about ``CLIP_STEP`` a step at every clip; one
+epoch over the first ``CLIP_ROWS`` training rows (two batches of 32) keeps each run cheap."""
 
 
 # ---------------------------------------------------------------------------- drawing the cases
@@ -471,6 +481,16 @@ class Coverage:
     """make_loader over sets of other sizes (``loader_rows_cases``)."""
 
 
+def clip_cases(seed, *, fit: bool) -> tuple[TrainCase, ...]:
+    """One run at every point of the clip norm's domain (both ends, every power of ten between, the course's clip
+    norms), each binding (``CLIP_SCALE``): a clamp, a floor or a clip dropped past any threshold T inside the domain
+    changes the clip of the run on T's far side, and so its steps. Points, not draws: the same on every run."""
+    domain = domain_of("fit" if fit else "train_epoch", "clip_norm")
+    classes = ("train.sgd", "train.device", CLIP_POINT)
+    return tuple(TrainCase("sgd", float(f"{CLIP_STEP / p:.6g}"), DEFAULT_BATCH, seed(), seed(), 1, float(p),
+                           classes, rows=CLIP_ROWS, loss_scale=CLIP_SCALE) for p in points(domain))
+
+
 def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
                 seed) -> tuple[tuple[TrainCase, ...], tuple[TrainCase, ...]]:
     """A few short runs that together cover every class of ``train_epoch`` and ``fit``."""
@@ -487,9 +507,8 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
     train = (
         TrainCase("sgd", 0.1, DEFAULT_BATCH if not leaves_one(DEFAULT_BATCH) else size(range(20, 40)),
                   seed(), seed(), 1, None, ("train.defaults", "train.sgd", "train.no-clip"), defaults=True),
-        TrainCase("adam", _lr(rng, 1e-3, 5e-2), size(range(6, 25)), seed(), seed(), 1,
-                  float(f"{rng.uniform(0.01, 0.1):.2f}"), ("train.adam", "train.clip-binds", "train.subset",
-                                                           "train.device"), loader="subset-sampler"),
+        TrainCase("adam", _lr(rng, 1e-3, 5e-2), size(range(6, 25)), seed(), seed(), 1, 0.05,
+                  ("train.adam", "train.clip-binds", "train.subset", "train.device"), loader="subset-sampler"),
         TrainCase("sgd", _lr(rng, 1.0, 3.0), big, seed(), seed(), 1, float(clip.high),
                   ("train.sgd", "train.lr-above-1", "train.clip-loose", "train.batch-above-64",
                    "train.device")),
@@ -503,11 +522,8 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
     # a big loader (the rows repeated past 20,000), a few dozen steps in large batches
     train += (TrainCase("sgd", _lr(rng, 0.05, 0.5), BIG_BATCH, seed(), seed(), 1, None,
                         ("train.sgd", "train.big-set", "train.no-clip", "train.device"), repeat=BIG_ROWS),)
-    # the top clip binding: the loss times 1e5 (the first gradient's norm 2.8e4 or more), steps of lr·1e4 = 0.1
-    top_clip = TrainCase("sgd", 1e-5, DEFAULT_BATCH if not leaves_one(DEFAULT_BATCH) else size(range(20, 40)), seed(),
-                         seed(), 1, float(clip.high), ("train.sgd", "train.clip-top-binds", "train.device"),
-                         loss_scale=1e5)
-    train += (top_clip,)
+    # every point of the clip norm's domain, each binding
+    train += clip_cases(seed, fit=False)
     if not batchnorm:  # BatchNorm cannot train on a batch of one
         train += (TrainCase("sgd", _lr(rng, 1e-2, 1e-1), 1, seed(), seed(), 1, None,
                             ("train.sgd", "train.batch-one", "train.no-clip", "train.device"),
@@ -531,6 +547,7 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
         TrainCase("adam", _lr(rng, 1e-3, 5e-2), BIG_BATCH, seed(), seed(), 1, None,
                   ("train.adam", "train.big-set", "train.big-val", "train.one-epoch", "train.device"),
                   repeat=BIG_ROWS, val_repeat=True),
+        *clip_cases(seed, fit=True),
     )
     return train, fit
 

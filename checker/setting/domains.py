@@ -179,9 +179,10 @@ SEED_HIGH = 2**32 - 1
 """torch's CPU generator keeps a seed's low 32 bits; NumPy and scikit-learn take seeds below 2**32."""
 ROWS_HIGH = 20_000
 """The most rows a check hands ``evaluate`` (a track's rows repeated): one forward pass, cheap at any size."""
-LOADER_ROWS_HIGH = 10_000
-"""The most rows a check hands ``make_loader`` or ``make_dataset``: a loader reads its set row by row, about
-10 ms a thousand rows on a quiet machine, in the learner's process and the reference's alike."""
+LOADER_ROWS_HIGH = ROWS_HIGH
+"""The most rows a check hands ``make_loader`` or ``make_dataset``: tens of thousands, as ``evaluate``'s. A loader
+reads its set row by row (about 5 ms a thousand rows on a quiet machine, in the learner's process and the
+reference's alike), so the top is one set, in one batch."""
 BATCH_HIGH = LOADER_ROWS_HIGH
 """Past every track's set, up to the largest set a loader is handed (``LOADER_ROWS_HIGH``): a batch size clamped
 anywhere below shows on that set in one batch."""
