@@ -92,3 +92,19 @@ def test_a_students_copy_refuses_in_one_line(course, tmp_path):
     none = kata("autograder", "students", "-o", str(tmp_path / "c"), cwd=tmp_path)
     assert none.returncode == 2 and "--course DIR" in none.stderr
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_a_spanish_course_speaks_spanish_to_its_learners_with_nothing_set(tmp_path):
+    """The course's language (kata.toml) is every learner command's too, after --lang and $KATA_LANG: `kata next`
+    in a students' copy of a Spanish course speaks Spanish under LANG=C; KATA_LANG=en still wins."""
+    course = make_digits_course(tmp_path / "course", language="es")
+    out = tmp_path / "students"
+    assert kata("autograder", "students", "-o", str(out), "--course", str(course), cwd=tmp_path).returncode == 0
+    assert 'language = "es"' in (out / "kata.toml").read_text()
+    opened = kata("next", cwd=out)
+    assert opened.returncode == 0, opened.stderr
+    assert "Dígitos que no se asientan" in opened.stdout and "del recorrido digits" in opened.stdout
+    solution = kata("solution", cwd=out)
+    assert solution.returncode == 2 and "resuelve" in solution.stderr.lower(), solution.stderr
+    english = kata("show", cwd=out, env={"KATA_LANG": "en"})
+    assert english.returncode == 0 and "Digits that will not settle" in english.stdout

@@ -32,7 +32,8 @@ class Options:
         """The learner's session (working folder, progress, catalogue; only ``track``'s katas when given)."""
         from checker.learn.session import open_session
 
-        return open_session(self.workdir, self.lang, need_katas=need_katas, track=track)
+        # --lang, else $KATA_LANG, else the course's language (kata.toml), else the locale: as every command speaks
+        return open_session(self.workdir, current_lang(self.lang), need_katas=need_katas, track=track)
 
 
 pass_options = click.make_pass_decorator(Options, ensure=True)
