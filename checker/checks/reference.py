@@ -19,7 +19,7 @@ from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
 from checker.checks.common import is_nan, repeated_rows, scaled_loss, validation_set, worst_case
 from checker.checks.loader import index_batches
-from checker.setting.coverage import Case, TrainCase, seed_of
+from checker.setting.coverage import ALL_BUT_ONE, ALL_RIGHT, Case, TrainCase, seed_of
 from checker.setting.draws import TrainDraw
 
 DATA_TOL = 1e-6
@@ -1297,16 +1297,17 @@ def evaluate(loop, lab) -> dict:
     figures = {"seed": seed, "rows": rows, "result": pair, "returned": repr(out)[:80]}
     cov = lab.draw.coverage
     if cov is not None:
-        figures["cases"] = [{**_evaluate_case(loop, lab, seed, c.value, default=False), "case": c.as_dict()}
-                            for c in cov.rows]
+        figures["cases"] = [{**_evaluate_case(loop, lab, seed, c.value, default=False, labels=c.kind),
+                             "case": c.as_dict()} for c in cov.rows]
         figures["defaults"] = _evaluate_case(loop, lab, seed, len(lab.data.X_val), default=True)
     return figures
 
 
-def _evaluate_case(loop, lab, seed: int, rows: int, *, default: bool) -> dict:
+def _evaluate_case(loop, lab, seed: int, rows: int, *, default: bool, labels: str = "") -> dict:
     """evaluate twice on ``rows`` rows (validation rows first, then training rows), tagged, at the device
     given under another name (``_device``) or, with ``default``, without a device: the answers, whether the
-    inputs and the weights stayed as they were, and where every tensor went."""
+    inputs and the weights stayed as they were, and where every tensor went. With ``labels`` ALL_RIGHT (or
+    ALL_BUT_ONE) the labels are the model's own predictions (all but the last row's)."""
     import torch
 
     from checker.setting.instruments import lesson_mlp, plain_number, recording_moves, tag
@@ -1320,6 +1321,9 @@ def _evaluate_case(loop, lab, seed: int, rows: int, *, default: bool) -> dict:
     X_before, y_before = X.clone(), y.clone()
     # without device=, evaluate works where the protocol's default puts it: the model is there too
     model = lesson_mlp(seed, device="cpu" if default else lab.device, track=lab.track)
+    if labels in (ALL_RIGHT, ALL_BUT_ONE):
+        y = _predicted(model, X, last_wrong=labels == ALL_BUT_ONE)
+        y_before = y.clone()
     weights = _weights(model)
     watch = _Watch()
     hook = watch.model(model)
@@ -1344,6 +1348,19 @@ def _evaluate_case(loop, lab, seed: int, rows: int, *, default: bool) -> dict:
     return {"call": call, "rows": rows, "seed": seed, "result": answers[0], "again": answers[1],
             "returned": repr(out)[:80], "changed": changed, "moves": sorted(set(moves)),
             "unmoved_inputs": watch.inputs, "unmoved_labels": watch.labels}
+
+
+def _predicted(model, X, *, last_wrong: bool):
+    """The model's own predictions for ``X`` as labels (the last one moved to the next class with
+    ``last_wrong``): evaluated on them, every row is right, or every row but one."""
+    import torch
+
+    with torch.no_grad():
+        logits = model(X.to(next(model.parameters()).device)).cpu()
+    y = logits.argmax(dim=1)
+    if last_wrong:
+        y[-1] = (y[-1] + 1) % logits.shape[1]
+    return y
 
 
 def _evaluate_one(mine: dict, ref: dict):

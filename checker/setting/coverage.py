@@ -17,7 +17,9 @@ The classes, per function (``docs/checks.md`` has the table):
   1e-4..1e-3, 1e-3..1e-2, 1e-2..1e-1), and the defaults (``name="sgd"``, ``lr=0.1``);
 - evaluate's rows: 1, under 16, a multiple of 16 and of 32 (chunks split evenly), 64, between two
   multiples of 16, above 64 (rows from the training and validation sets together), thousands (above 4096:
-  those rows repeated, past any cap a loop might put on its validation);
+  those rows repeated, past any cap a loop might put on its validation); and the count of right answers over
+  its own domain: every row predicted right on 2**k + 1 rows for every k up to the top, and on the top's rows,
+  and every row but one right at the top (a count kept in a narrow float rounds first just past a power of two);
 - training runs (``train_epoch``/``fit``): both optimizers, a clip norm that binds and one that does
   not, no clip, a batch of 1 where the model allows it, a batch above 64, the whole set, an lr above 1,
   one run at the protocol's defaults, a ``fit`` with more epochs than any plausible patience.
@@ -217,6 +219,9 @@ LABELS: dict[str, Message] = {
     "rows.uneven": Message(en="{value} rows, no multiple of 16", es="{value} filas, no múltiplo de 16"),
     "rows.above-64": Message(en="{value} rows, above 64", es="{value} filas, más de 64"),
     "rows.point": Message(en="{value} rows", es="{value} filas"),
+    "rows.all-right": Message(en="{value} rows, every one predicted right", es="{value} filas, todas acertadas"),
+    "rows.all-but-one": Message(en="{value} rows, every one but the last predicted right",
+                                es="{value} filas, todas acertadas menos la última"),
     "rows.thousands": Message(en="{value} rows, above 4096 (the training and validation rows repeated)",
                               es="{value} filas, más de 4096 (las filas de entrenamiento y validación repetidas)"),
     "eval.defaults": Message(en="the protocol's defaults (no device given)",
@@ -464,7 +469,22 @@ def rows_cases(rng: random.Random, n_rows: int) -> tuple[Case, ...]:
     # the data-size domain's points: every power of ten up to its top, and the course's own set sizes
     domain = domain_of("evaluate", "X")
     cases += [Case("rows.point", r, marks(domain, r)) for r in points(domain) if r > 1]
+    # the count of right answers over its own domain (0 .. rows): every row predicted right at each power of two
+    # plus one up to the top (a count held in a narrow float rounds there first: 257 in bfloat16, 2049 in
+    # float16) and at the top, and every row but one right at the top
+    cases += [Case(ALL_RIGHT, r) for r in past_powers_of_two(int(domain.high))]
+    cases.append(Case(ALL_RIGHT, int(domain.high)))
+    cases.append(Case(ALL_BUT_ONE, int(domain.high)))
     return tuple(cases)
+
+
+ALL_RIGHT, ALL_BUT_ONE = "rows.all-right", "rows.all-but-one"
+"""evaluate's cases whose labels are the model's own predictions (every row right; every row but the last)."""
+
+
+def past_powers_of_two(top: int) -> list[int]:
+    """2**k + 1 for every k >= 1 with 2**k + 1 <= top: 3, 5, 9, ..., the counts a float format first rounds."""
+    return [2**k + 1 for k in range(1, top.bit_length()) if 2**k + 1 <= top]
 
 
 @dataclass(frozen=True)
