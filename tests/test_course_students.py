@@ -108,3 +108,30 @@ def test_a_spanish_course_speaks_spanish_to_its_learners_with_nothing_set(tmp_pa
     assert solution.returncode == 2 and "resuelve" in solution.stderr.lower(), solution.stderr
     english = kata("show", cwd=out, env={"KATA_LANG": "en"})
     assert english.returncode == 0 and "Digits that will not settle" in english.stdout
+
+
+def test_the_tracks_own_data_file_is_read_where_it_lies_and_nothing_beside_it(course, tmp_path):
+    """A loop that reads the track's declared data file by its absolute path (the course's tracks/digits.npz), graded
+    from a folder with no record of the course (`--course` alone), is graded, never called interference, in `kata
+    check` and `kata run`; the track file beside it stays hidden (reading it is still refused)."""
+    from tests.digits_course import digits_reference
+
+    data = course / "tracks" / "digits.npz"
+    src = digits_reference().replace('Path(__file__).with_name("digits.npz")', repr(str(data)))
+    assert repr(str(data)) in src
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "loop.py").write_text(src, encoding="utf-8")
+    checked = kata("check", "loop.py", "--course", str(course), "--json", cwd=elsewhere)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert {c["status"] for c in json.loads(checked.stdout)["checks"]} == {"pass"}
+    ran = kata("run", "loop.py", "--track", "digits", "--epochs", "1", "--json", cwd=elsewhere,
+               env={"KATA_COURSE": str(course)})
+    assert ran.returncode == 0, ran.stderr
+    beside = str(course / "tracks" / "digits.toml")
+    line = '        X, y = data["X"], data["y"]'
+    peek = src.replace(line, f"{line}\n        open({beside!r}).read()")
+    assert peek != src
+    (elsewhere / "peek.py").write_text(peek, encoding="utf-8")
+    peeked = kata("check", "peek.py", "--course", str(course), cwd=elsewhere)
+    assert peeked.returncode == 2 and "digits.toml" in peeked.stdout + peeked.stderr

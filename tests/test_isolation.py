@@ -293,21 +293,24 @@ def test_a_hidden_folder_that_holds_the_interpreter_keeps_it_working(tmp_path):
 
 
 @KERNEL
-def test_a_shared_file_is_a_read_only_copy_in_the_private_folder_and_the_original_stays_hidden(tmp_path):
+def test_a_shared_file_is_a_read_only_copy_in_the_private_folder_and_read_only_where_it_lies(tmp_path):
     """A course's data file (``Limits.shared_files``): the child reads its copy, by its bare name (the working
-    folder is the private one) or by the full path; it cannot change the copy, and the original, in a hidden
-    folder, is refused."""
+    folder is the private one) or by the full path; it cannot change the copy. The original, in a hidden folder,
+    is read where it lies (a loop may name the track's data file by its path: issue 32) and cannot be changed; the
+    track file beside it stays refused."""
     course = tmp_path / "course" / "tracks"
     course.mkdir(parents=True)
     original = course / "points.npz"
     original.write_bytes(b"the course's data\n" * 100)
+    beside = course / "points.toml"
+    beside.write_text("the track file\n")
 
     def inside(rep):
         import tempfile
 
         facts = {"cwd": os.getcwd() == tempfile.gettempdir()}
         for name, path in (("bare", "points.npz"), ("copy", os.path.join(tempfile.gettempdir(), "points.npz")),
-                           ("original", str(original))):
+                           ("original", str(original)), ("beside", str(beside))):
             try:
                 with open(path, "rb") as fh:
                     facts[name] = fh.read().decode()
@@ -319,6 +322,12 @@ def test_a_shared_file_is_a_read_only_copy_in_the_private_folder_and_the_origina
             facts["written"] = True
         except OSError:
             facts["written"] = False
+        try:
+            with open(str(original), "ab") as fh:
+                fh.write(b"changed")
+            facts["original_written"] = True
+        except OSError:
+            facts["original_written"] = False
         rep.send({"event": "measured", "check": "inside", "measured": facts})
 
     limits = Limits(step_timeout=30, hide=(str(tmp_path / "course"),), shared_files=(str(original),))
@@ -328,8 +337,9 @@ def test_a_shared_file_is_a_read_only_copy_in_the_private_folder_and_the_origina
     expected = original.read_text()
     assert facts["cwd"] is True
     assert facts["bare"] == expected and facts["copy"] == expected
-    assert facts["original"].startswith("refused")
-    assert facts["written"] is False  # mode 0444: even the child's own uid may not write it
+    assert facts["original"] == expected and facts["beside"].startswith("refused")
+    # the copy: mode 0444, even the child's own uid may not write it; the original: bound read-only
+    assert facts["written"] is False and facts["original_written"] is False
     assert original.read_text() == expected
 
 

@@ -432,7 +432,8 @@ def _install_seccomp() -> bool:
 
 def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
                  identity: tuple[int, int] | None = None, network: bool = False,
-                 hide: Iterable[str] = (), memory_bytes: int | None = None) -> dict[str, object]:
+                 hide: Iterable[str] = (), memory_bytes: int | None = None,
+                 share: Iterable[str] = ()) -> dict[str, object]:
     """Run in the forked child, before the job's target: every layer the platform allows.
 
     ``keep_fds``: descriptors besides 0, 1, 2 to keep (the event pipe). ``private_dir``: the child's own
@@ -441,15 +442,18 @@ def harden_child(keep_fds: Iterable[int], *, private_dir: str | None = None,
     see even where they lie inside what it may (kata's data, the class folder:
     ``checker.setting.tracks.hidden_paths``); everything outside the system's folders is closed anyway
     (``closed_roots``) but what it needs (``_keep_paths``). ``memory_bytes``: the job's memory limit, which the
-    scratch folders share (``scratch_size``). Returns the layers that took effect (``isolation_level`` sums
-    them up).
+    scratch folders share (``scratch_size``). ``share``: files the child may read where they lie, even inside
+    what it must not see (``Limits.shared_files``: a course's data file, whose copy is also in the private folder);
+    bound back read-only in the mount namespace, granted under Landlock, never refused by the audit hook. Returns
+    the layers that took effect (``isolation_level`` sums them up).
     """
-    global _HIDDEN, _PRIVATE
+    global _HIDDEN, _PRIVATE, _SHARED
     active: dict[str, object] = {}
     _PRIVATE = private_dir  # where the parent copied Limits.shared_files, on any platform
     if not sys.platform.startswith("linux"):
         return active
     _HIDDEN = tuple(os.path.realpath(h) for h in hide)
+    _SHARED = _files_of(share)
     _close_descriptors(keep_fds)
     active["descriptors"] = True
     own_users = _own_user_namespace()
@@ -596,6 +600,8 @@ def hidden() -> tuple[str, ...]:
 
 
 _PRIVATE: str | None = None
+_SHARED: tuple[str, ...] = ()
+"""Files this child may read where they lie (``harden_child(share=...)``), hidden folders around them or not."""
 
 
 def private_folder() -> str | None:
@@ -744,8 +750,8 @@ def _open_anchors(keep: list[str], covers: Iterable[str]) -> dict[str, int]:
     covers = list(covers)
     for k in keep:
         if any(_within(k, c) for c in covers):
-            try:
-                anchors[k] = os.open(k, os.O_PATH | os.O_DIRECTORY)
+            try:  # a folder, or a shared file (``_SHARED``)
+                anchors[k] = os.open(k, os.O_PATH | (0 if k in _SHARED else os.O_DIRECTORY))
             except OSError:
                 pass
     return anchors
@@ -759,7 +765,14 @@ def _mount_point(path: str) -> None:
 
 
 def _bind_back(path: str, fd: int, writable: bool) -> None:
-    _mount_point(path)
+    if path in _SHARED:  # a file's mount point is a file
+        _mount_point(os.path.dirname(path))
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o444))
+        except OSError:
+            pass
+    else:
+        _mount_point(path)
     if _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC) and not writable:
         _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
@@ -820,7 +833,7 @@ def _mount_namespace(hide: Iterable[str], private_dir: str | None, report: dict[
     covers, files, skipped = _plan_covers(hide)
     scratch = sorted({os.path.realpath(p) for p in SCRATCH if os.path.isdir(p)})
     covers = [c for c in covers if c not in scratch]
-    anchors = _open_anchors(_keep_paths(private_dir), [*covers, *scratch])
+    anchors = _open_anchors([*_keep_paths(private_dir), *_SHARED], [*covers, *scratch])
     try:
         laid, failed = _lay(covers, scratch, anchors, private_dir, scratch_bytes or scratch_size(None))
         for cover in reversed(laid):  # read-only once every mount point inside is made
@@ -986,7 +999,17 @@ def _landlock_grants(hide: Iterable[str], private_dir: str | None) -> list[tuple
     import glob
 
     grants += [(p, True) for p in glob.glob("/dev/nvidia*")]
-    return grants
+    return grants + _shared_grants()
+
+
+def _shared_grants() -> list[tuple[str, bool]]:
+    """The shared files (``_SHARED``), read where they lie, the hidden folder around them or not."""
+    return [(f, False) for f in _SHARED]
+
+
+def _files_of(paths: Iterable[str]) -> tuple[str, ...]:
+    """The regular files among ``paths``, real."""
+    return tuple(os.path.realpath(f) for f in paths if os.path.isfile(f))
 
 
 def _landlock(hide: Iterable[str], private_dir: str | None) -> int:
@@ -1216,6 +1239,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
     site_dirs = tuple(sorted(site))
     kata_dir = str(Path(__file__).resolve().parents[1]) + os.sep
     secrets = tuple(_secret_dirs(secret_dirs))
+    shared = frozenset(_SHARED)  # what harden_child was told the file may read where it lies
     private = (os.path.realpath(private_dir) + os.sep) if private_dir else None
     allowed_writes = tuple(p for p in (private, "/dev/shm/", "/dev/null") if p)
     me = os.getpid()
@@ -1353,7 +1377,7 @@ def install_audit_hook(learner_filename: str, report: Callable[[list[str]], None
         return paths[0] if paths else None
 
     def secret(path: str) -> bool:
-        return (path + os.sep).startswith(secrets)
+        return (path + os.sep).startswith(secrets) and path not in shared
 
     def writable(path: str) -> bool:
         return path.startswith(allowed_writes) or path + os.sep == private

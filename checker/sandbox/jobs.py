@@ -246,7 +246,8 @@ def _child_main(job: Job, event_fd: int, output_fd: int, key: bytes, private_dir
             from checker.sandbox import hardening
 
             active = hardening.harden_child([event_fd], private_dir=private_dir, identity=identity,
-                                            hide=job.limits.hide, memory_bytes=job.limits.memory_bytes)
+                                            hide=job.limits.hide, memory_bytes=job.limits.memory_bytes,
+                                            share=job.limits.shared_files)
         reporter = Reporter(event_fd, key)
         if job.limits.harden:  # the parent says how well this child was closed in (--json, results.json, ...)
             level, why = hardening.isolation_level(active)
