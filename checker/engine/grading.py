@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -169,6 +169,13 @@ class CheckResult:
     def passed(self) -> bool:
         return self.status == PASS
 
+    def to_json(self) -> dict[str, Any]:
+        """The result as ``dataclasses.asdict`` gives it, without its deep copy: ``measured`` (plain JSON values, up to
+        a witness of tens of kilobytes a check) is shared, not copied, so a class's results.json costs one pass over
+        the figures, not three (asdict copied every number of every witness first)."""
+        return {"id": self.id, "family": self.family, "title": self.title, "status": self.status,
+                "message": self.message, "measured": self.measured, "seconds": self.seconds}
+
 
 @dataclass
 class Report:
@@ -214,7 +221,7 @@ class Report:
         return sum(c.passed for c in self.checks) / len(self.checks) if self.checks else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"file": self.file, "passed": self.passed, "checks": [asdict(c) for c in self.checks]}
+        data: dict[str, Any] = {"file": self.file, "passed": self.passed, "checks": [c.to_json() for c in self.checks]}
         if self.error is not None:
             data["error"] = {"kind": self.error_kind, "message": self.error}
         if self.output_dropped:
@@ -309,6 +316,21 @@ class _ReferenceBatch:
         return [_ReferenceBatch(self.runs, kind) for kind in (True, False)] if early and len(kinds) == 2 else [self]
 
 
+def _reference_parts(batches: list[_ReferenceBatch], early: bool, many: bool) -> list[_ReferenceBatch]:
+    """The reference processes that answer ``batches``. With ``early``: for one file, each batch's early checks in a
+    process of their own (``_ReferenceBatch.parts``); for many files, the early checks of every draw in one process,
+    forked while the zygote warms, and each batch's other checks as before. One early process, not one per batch:
+    an early child keeps to the cores the zygote's import leaves (``checker.sandbox.zygote``), and two of them there
+    would leave the zygote's core idle once it is warm."""
+    if not (early and many):
+        return [part for batch in batches for part in batch.parts(early)]
+    runs = [run for batch in batches for run in batch.runs]
+    if len({REGISTRY[c].early for run in runs for c in run.ids}) < 2:
+        return list(batches)
+    late = [_ReferenceBatch(batch.runs, False) for batch in batches]
+    return [_ReferenceBatch(runs, True), *(part for part in late if any(part.ids(run) for run in part.runs))]
+
+
 def _batches(runs: list[_ReferenceRun], workers: int) -> list[_ReferenceBatch]:
     """Consecutive runs shared between about ``workers`` processes, at most ``REFERENCE_BATCH`` draws each."""
     if not runs:
@@ -383,7 +405,8 @@ class _Grader:
         # the reference processes first: they fork before any learner file is loaded, and they never load one
         source = self.lab.track.reference.read_text(encoding="utf-8") if references else ""
         jobs = []
-        for part in (part for batch in references for part in batch.parts(early)):
+        many = len(states) > 1
+        for part in _reference_parts(references, early, many):
             for run in part.runs:
                 run.open += 1
             runs = [(run.draw, part.ids(run)) for run in part.runs]
@@ -391,7 +414,10 @@ class _Grader:
                             self.limits, tag=("reference", part), early=part.early is True,
                             seconds=reference_seconds(runs, self.limits.step_timeout)))
         for st in states:
-            first = [c for c in st.ids if REGISTRY[c].early] if early else []
+            # one file (kata check): its early checks apart, on the core the zygote's import leaves idle; many files
+            # (kata grade, mutants verify): the references' early checks fill that core, and each file keeps its
+            # early checks in its own child (a child more per file would cost a fork and a load each)
+            first = [c for c in st.ids if REGISTRY[c].early] if early and not many else []
             if first:
                 jobs.append(self._job(st, first, self.limits, early=True))
             for group in split_checks([c for c in st.ids if c not in first], split, dict(self.lab.track.costs)):
@@ -707,7 +733,7 @@ def grade(
     check_ids: Sequence[str] | None = None,
     workers: int = 2,
     split: int = 1,
-    early: bool = False,
+    early: bool | None = None,
     lang: str = "en",
     limits: Limits | None = None,
     draw: Any = None,
@@ -721,6 +747,9 @@ def grade(
     grading ``secret`` one derived from the secret and the submission's code (``Draw.from_secret``: the
     same file and secret give the same report), else one drawn fresh here, once per run. Submissions with
     equal draws share their reference answers.
+
+    ``early``: the early checks (``Check.early``) run in children forked while the zygote still warms
+    (``Job.early``); None: so for many submissions while it warms (the references' early checks then), else not.
     """
 
     device = getattr(lab, "device", "cpu")
@@ -743,12 +772,17 @@ def grade(
     grader = _Grader(lab, limits, lang, on_check, on_report, states)
     for st in states:
         st.report.integrity = _integrity(st.sub, lang)
-    queue = grader.plan(states, _batches(list(references.values()), workers), split, early)
+    queue = grader.plan(states, _batches(list(references.values()), workers), split, _early(early, states))
     while queue:
         run_jobs(queue, workers=workers, on_event=grader.on_event, on_outcome=grader.on_outcome)
         queue, grader.reruns = list(grader.reruns), []
     _finish_unfinished(grader, states)
     return [st.report for st in states]
+
+
+def _early(early: bool | None, states: list[_State]) -> bool:
+    """Whether early checks run apart: as asked, else for many submissions while the zygote still warms."""
+    return early if early is not None else len(states) > 1 and not zygote().ready_now()
 
 
 def _grading_limits(limits: Limits | None, submissions: Sequence[Submission], track: Track, device: str) -> Limits:
