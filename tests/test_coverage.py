@@ -124,7 +124,9 @@ TRACKS = {
     "moons": ([ROOT / "solutions" / "loop.py", *sorted((CORPUS / "correct").glob("*.py"))], _bugs("broken")),
     "three-classes": ([ROOT / "solutions" / "three-classes" / "loop.py",
                        CORPUS / "three-classes" / "trainer_bytesio.py"], _bugs("three-classes")),
-    "data-pipeline": ([ROOT / "solutions" / "data-pipeline" / "loop.py"], _bugs("data-pipeline")),
+    "data-pipeline": ([ROOT / "solutions" / "data-pipeline" / "loop.py",
+                       *sorted(p for p in (CORPUS / "data-pipeline").glob("*.py") if header(p, "correct"))],
+                      _bugs("data-pipeline")),
 }
 
 

@@ -43,7 +43,22 @@ def _load(source: str, name: str):
 
 
 def _verdicts(loop, lab, ids):
-    return {cid: REGISTRY[cid].judge(REGISTRY[cid].measure(loop, lab)) for cid in ids}
+    """Each check's verdict on ``loop``; a differential check's measure runs on the track's reference too."""
+    out = {}
+    for cid in ids:
+        chk = REGISTRY[cid]
+        mine = chk.measure(loop, lab)
+        out[cid] = chk.judge(mine, chk.measure(_reference(lab), lab)) if chk.reference else chk.judge(mine)
+    return out
+
+
+_REFERENCES: dict = {}
+
+
+def _reference(lab):
+    if lab.track.id not in _REFERENCES:
+        _REFERENCES[lab.track.id] = _load(lab.track.reference.read_text(encoding="utf-8"), "the-reference")
+    return _REFERENCES[lab.track.id]
 
 
 # ------------------------------------------------------------------------------------------ the track
@@ -184,3 +199,72 @@ def test_kata_quotes_of_check_messages_are_true(plab, ref_source, slug):
                 assert text in verdict.render(lang), (slug, lang, text, verdict.render(lang))
     for text in texts:
         assert text in verdict.render("en"), (slug, text, verdict.render("en"))
+
+
+# ------------------------------------------------------------------------------------------ the edges of the domain
+# Issue 30: a bug with one threshold anywhere inside a parameter's declared domain fails. The thresholds below are
+# none of the points the checks were written from (num_workers 0, 1, 2, 8; seeds 0, powers of ten, 2**32 - 1;
+# sets of 10, 100, 1000 rows and one past the top): each shows only on the far side of a point.
+
+DROP = "dataset = torch.utils.data.Subset(dataset, range(len(dataset) - len(dataset) % batch_size))"
+
+EDGE_BUGS = {
+    # id: (operator, parameter, operator's arguments, the check, what its message names)
+    "workers-capped-at-5": ("clamp_above", "num_workers", {"threshold": 5}, "pipeline.workers",
+                            "num_workers=8, the top of its domain"),
+    "workers-at-least-4": ("clamp_below", "num_workers", {"threshold": 4}, "pipeline.workers",
+                           "num_workers=0, the bottom of its domain"),
+    "seed-capped-at-123456": ("clamp_above", "seed", {"threshold": 123456}, "pipeline.seed_domain",
+                              "seed=1000000"),
+    "seed-at-least-777": ("clamp_below", "seed", {"threshold": 777}, "pipeline.seed_domain", "seed=0"),
+    "seed-modulo-54321": ("switch_past", "seed", {"threshold": 54321, "code": "seed = seed % 54321"},
+                          "pipeline.seed_domain", "seed=100000"),
+    "remainder-cut-past-777": ("switch_past", "batch_size", {"threshold": 777, "code": DROP}, "pipeline.batches",
+                               "never came out"),
+    "first-777-rows": ("keep_rows", "dataset", {"threshold": 777, "form": "dataset", "together": ""},
+                       "pipeline.batches", "the top of its domain"),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(EDGE_BUGS))
+def test_a_threshold_no_check_was_written_from_fails(plab, ref_source, bug):
+    """make_loader with one threshold inside a domain fails its check, naming the simplest failing case (and the
+    domain's edge where it sits at one), in English and Spanish. These checks take no draw: the same on every run."""
+    import libcst as cst
+
+    from checker.catalogue.operators import apply_step
+
+    operator, parameter, args, cid, text = EDGE_BUGS[bug]
+    source = apply_step(cst.parse_module(ref_source), operator, "make_loader", parameter, **args).code
+    verdict = _verdicts(_load(source, bug), plab, [cid])[cid]
+    assert not verdict.passed and text in verdict.render("en"), verdict.render("en")
+    assert verdict.render("es") != verdict.render("en")
+
+
+def test_the_remainder_sets_cross_the_whole_batch_size_domain():
+    """Every set leaves one row out of each epoch, and the last is the batch-size domain's top over one row more;
+    each runs enough epochs that a shuffled loader misses a row with a chance under one in a million."""
+    from checker.checks.pipeline import MISS_CHANCE, remainder_cases
+    from checker.setting.domains import domain_of
+
+    cases = remainder_cases()
+    assert all(n % b == 1 for n, b, _ in cases)
+    assert cases[-1][1] == domain_of("make_loader", "batch_size").high
+    assert [b for _, b, _ in cases] == sorted(b for _, b, _ in cases) and cases[0][1] <= 3
+    assert all(n * (1 / n) ** e <= MISS_CHANCE * (1 + 1e-9) for n, _, e in cases)
+
+
+CORRECT = sorted(p for p in (ROOT / "tests" / "corpus" / "data-pipeline").glob("*.py")
+                 if p.read_text(encoding="utf-8").startswith("# correct:"))
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
+def test_a_correct_loop_of_the_corpus_passes_every_pipeline_check(plab, path):
+    """A loader that shuffles its own way agrees with the reference at no seed: pipeline.seed_domain passes it,
+    and every row still comes out within a few epochs."""
+    verdicts = _verdicts(_load(path.read_text(encoding="utf-8"), path.stem), plab, PIPELINE_CHECKS)
+    assert [f"{c}: {v.render('en')}" for c, v in verdicts.items() if not v.passed] == []
+
+
+def test_there_is_a_correct_loop_that_shuffles_its_own_way():
+    assert any(p.stem == "own_sampler" for p in CORRECT)

@@ -28,7 +28,8 @@ from __future__ import annotations
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, passed
 from checker.checks.common import worst_case
-from checker.setting.coverage import Case, batch_cases, seed_collisions
+from checker.setting.coverage import EDGES, Case, batch_cases, marks, seed_collisions
+from checker.setting.domains import domain_of
 
 SHOWN = 4
 """Values of a random stream quoted in messages."""
@@ -199,6 +200,18 @@ def dataset(loop, lab) -> dict:
     return out
 
 
+def _at_point(function: str, parameter: str, value, text: Message) -> Message:
+    """``text`` followed by where ``value`` sits in ``function``'s ``parameter`` domain (``checker.setting.domains``):
+    an end of it, a value the course uses ("num_workers=8, the top of its domain")."""
+    facts = dict(marks(domain_of(function, parameter), value))
+    en, es = text.en, text.es
+    if facts.get("edge") in EDGES:
+        en, es = f"{en}, {EDGES[facts['edge']].en}", f"{es}, {EDGES[facts['edge']].es}"
+    if facts.get("where_en"):
+        en, es = f"{en}: {facts['where_en']}", f"{es}: {facts['where_es']}"
+    return Message(en=en, es=es)
+
+
 def _nested(msg: Message, **params) -> Message:
     """``msg`` with its fields filled, to pass as a parameter of another message (rendered in its language)."""
     return Message(en=msg.en.format(**params), es=msg.es.format(**params))
@@ -293,6 +306,19 @@ BATCHES_PER_WORKER = Message(
     "cada época repite los datos {w} veces",
 )
 
+BATCHES_LEFT_OUT = Message(
+    en="make_loader(a set of {n} rows, batch_size={b}, seed=0, num_workers=0): over {e} epochs, {count} row(s) never "
+    "came out (row {rows}) [{where}]. Each epoch leaves out the row that does not fill a batch ({n} = {q}·{b} + 1), "
+    "drawn anew every epoch, so a shuffled loader shows every row within {e} epochs (it misses one with a chance "
+    "under one in a million). The same rows stay out every time: the set is cut to whole batches before it is "
+    "shuffled, and those examples are never trained on",
+    es="make_loader(un conjunto de {n} filas, batch_size={b}, seed=0, num_workers=0): en {e} épocas, {count} fila(s) "
+    "no salieron nunca (fila {rows}) [{where}]. Cada época deja fuera la fila que no completa un lote ({n} = "
+    "{q}·{b} + 1), sorteada de nuevo en cada época, así que un cargador que baraja enseña todas las filas en {e} "
+    "épocas (se le escapa una con una probabilidad menor que una entre un millón). Siempre quedan fuera las mismas "
+    "filas: el conjunto se recorta a lotes completos antes de barajarlo, y con esos ejemplos no se entrena nunca",
+)
+
 
 def _want_full(n: int, b: int) -> list[int]:
     return [b] * (n // b)
@@ -320,6 +346,42 @@ def batches(loop, lab) -> dict:
     seen = [i for b in _epochs(loader, 1)[0] for i in b]
     del loader
     out["workers"] = {"w": WORKERS, "seen": len(seen), "repeated": len(seen) - len(set(seen))}
+    out["left_out"] = _left_out(loop)
+    return out
+
+
+MISS_CHANCE = 1e-6
+"""The chance, at most, that a shuffled loader leaves some row out of every epoch of a ``remainder_cases`` run."""
+
+
+def remainder_cases() -> list[tuple[int, int, int]]:
+    """``(rows, batch_size, epochs)``: sets that leave one row out of each epoch (``drop_last``), across the batch-size
+    domain: at each power of ten of the data-size domain below its top, batches of a third of the set (10 = 3·3 + 1,
+    100 = 3·33 + 1, ...), and the batch-size domain's top over one row more. A loader that
+    shuffles leaves out another row each epoch, and over ``epochs`` (the fewest that make the chance of a row never
+    seen at most ``MISS_CHANCE``: rows·(1/rows)^epochs) shows every row; one that cuts the set before shuffling past
+    some batch size T always leaves out the same rows. The top case is past every T inside the domain (a batch above
+    T needs a set larger than the batch: one row past the data-size domain)."""
+    import math
+
+    rows_domain, batch_domain = domain_of("make_loader", "dataset"), domain_of("make_loader", "batch_size")
+    sizes = [(int(r), int(r) // 3) for r in rows_domain.decades() if 10 <= r < rows_domain.high]
+    sizes.append((int(batch_domain.high) + 1, int(batch_domain.high)))
+    return [(n, b, math.ceil(1 - math.log10(MISS_CHANCE) / math.log10(n))) for n, b in sizes]
+
+
+def _left_out(loop) -> list[dict]:
+    """Per ``remainder_cases`` run, without workers: the rows no epoch gave. The set is ``range(rows)``, each row its
+    own index (a map-style dataset batched into index tensors: 20,001 rows read three times cost 20 ms, where a
+    TensorDataset's rows cost 25 times that)."""
+    import torch
+
+    out = []
+    for n, b, epochs in remainder_cases():
+        loader = loop.make_loader(range(n), batch_size=b, seed=0, num_workers=0)
+        seen = {i for _ in range(epochs) for batch in loader for i in torch.as_tensor(batch).reshape(-1).tolist()}
+        never = sorted(set(range(n)) - seen)
+        out.append({"n": n, "b": b, "e": epochs, "never": never[:SHOWN], "count": len(never)})
     return out
 
 
@@ -402,7 +464,18 @@ def _(m: dict):
     w = m.get("workers")
     if w and w["repeated"]:
         return failed(BATCHES_PER_WORKER, n=n, bs=bs, **w)
-    return verdict
+    return _left_out_verdict(m) or verdict
+
+
+def _left_out_verdict(m: dict):
+    """The smallest ``remainder_cases`` set (the simplest failing case) some row of which no epoch gave, or None."""
+    for c in m.get("left_out", []):
+        if c["count"]:
+            where = _at_point("make_loader", "batch_size", c["b"], Message(en=f"batch_size {c['b']}",
+                                                                          es=f"batch_size {c['b']}"))
+            return failed(BATCHES_LEFT_OUT, n=c["n"], b=c["b"], e=c["e"], count=c["count"], q=c["n"] // c["b"],
+                          rows=", ".join(map(str, c["never"])), where=where)
+    return None
 
 
 def _batches_verdict(m: dict):
@@ -483,6 +556,80 @@ def _(m: dict):
     return order_verdict(m, ok=ORDER_OK, unshuffled=ORDER_UNSHUFFLED, global_=ORDER_GLOBAL)
 
 
+# ---------------------------------------------------------------------------- pipeline.seed_domain
+
+SEED_HEAD = 16
+"""The indices of the first epoch's order kept at each point of the seed domain."""
+
+SEED_DOMAIN_TITLE = Message(en="the reference's order at every seed of the domain",
+                            es="el orden de la referencia en cada semilla del dominio")
+SEED_DOMAIN_OK = Message(
+    en="make_loader gives the reference's first order at each of the {k} seeds of the domain (0, every power of ten, "
+    "{top}, the course's seeds)",
+    es="make_loader da el primer orden de la referencia en cada una de las {k} semillas del dominio (0, cada potencia "
+    "de diez, {top}, las semillas del curso)",
+)
+SEED_DOMAIN_OWN = Message(
+    en="make_loader shuffles its own way (its first order differs from the reference's at each of the {k} seeds of "
+    "the domain): pipeline.order judges its seeds",
+    es="make_loader baraja a su manera (su primer orden difiere del de la referencia en cada una de las {k} semillas "
+    "del dominio): pipeline.order juzga sus semillas",
+)
+SEED_DOMAIN_POINT = Message(
+    en="make_loader(dataset, batch_size={b}, seed={seed}, num_workers=0) gave another first order ({got}…) than the "
+    "reference ({want}…) [{where}], while at seed={agree} the two agree: a seed of that size is handled differently "
+    "(cut short, capped or raised), so runs meant to differ may repeat each other",
+    es="make_loader(dataset, batch_size={b}, seed={seed}, num_workers=0) dio otro primer orden ({got}…) que la "
+    "referencia ({want}…) [{where}], mientras que con seed={agree} los dos coinciden: una semilla de ese tamaño se "
+    "trata de otra manera (recortada, topada o subida), así que ejecuciones que deberían diferir pueden repetirse",
+)
+
+
+@check("pipeline.seed_domain", early=True, family="pipeline", calls=("make_loader",), protocol="pipeline",
+       title=SEED_DOMAIN_TITLE, cost=15, timeout=20.0, reference=True)
+def seed_domain(loop, lab) -> dict:
+    """The first epoch's order (its first ``SEED_HEAD`` indices) at every point of the seed's domain (0, each power
+    of ten, 2**32 - 1, the course's seeds), without workers: a seed reduced, capped or raised past some threshold
+    shows as an order that leaves the reference's past it (or, for a floor, below it)."""
+    from torch.utils.data import TensorDataset
+
+    from checker.setting.coverage import points
+
+    X, index = _index_data(lab)
+    bs = lab.track.thresholds.batch_size
+    out = []
+    for seed in points(domain_of("make_loader", "seed")):
+        loader = loop.make_loader(TensorDataset(X, index), batch_size=bs, seed=int(seed), num_workers=0)
+        out.append({"seed": int(seed), "order": [i for batch in _epochs(loader, 1)[0] for i in batch][:SEED_HEAD]})
+    return {"b": bs, "points": out}
+
+
+@seed_domain.judge
+def _(mine: dict, ref: dict):
+    """Where the file's order agrees with the reference's at some seed of the domain, it must agree at every one (a
+    loader that shuffles its own correct way agrees at none, and pipeline.order judges it)."""
+    got, want = mine.get("points") or [], ref.get("points") or []
+    if not want:
+        return passed(SEED_DOMAIN_OWN, k=0)
+    same = [g["seed"] == w["seed"] and g["order"] == w["order"] for g, w in zip(got, want, strict=False)]
+    k, top = len(want), f"{domain_of('make_loader', 'seed').high:,}".replace(",", " ")
+    if len(got) == len(want) and not any(same):
+        return passed(SEED_DOMAIN_OWN, k=k)
+    if len(got) == len(want) and all(same):
+        return passed(SEED_DOMAIN_OK, k=k, top=top)
+    agree = next((g["seed"] for g, ok in zip(got, same, strict=False) if ok), None)
+    bad = next((i for i, ok in enumerate(same) if not ok), len(same))
+    g = got[bad] if bad < len(got) else {"order": []}
+    w = want[min(bad, len(want) - 1)]
+    where = _at_point("make_loader", "seed", w["seed"], Message(en=f"seed {w['seed']}", es=f"semilla {w['seed']}"))
+    return failed(SEED_DOMAIN_POINT, b=ref["b"], seed=w["seed"], got=_head(g["order"]), want=_head(w["order"]),
+                  agree=agree, where=where)
+
+
+def _head(xs: list[int]) -> str:
+    return ", ".join(map(str, xs[:6]))
+
+
 # ---------------------------------------------------------------------------- pipeline.workers
 
 WORKERS = 2
@@ -519,8 +666,10 @@ def _worker_run(loop, lab, *, seed: int, rng: int, epochs: int, workers: int | N
 
     scramble_global_rng(rng)
     extra = {} if workers is None else {"num_workers": workers}
-    loader = loop.make_loader(ProbeDataset(len(lab.data.X_train)), batch_size=lab.track.thresholds.batch_size,
-                              seed=seed, **extra)
+    n, bs = len(lab.data.X_train), lab.track.thresholds.batch_size
+    # two batches a worker at least, so that every worker serves some (8 workers over 225 rows: batches of 14)
+    bs = max(SHOWN, min(bs, n // (2 * max(workers or WORKERS, 1))))
+    loader = loop.make_loader(ProbeDataset(n), batch_size=bs, seed=seed, **extra)
     out = []
     for _ in range(epochs):
         out.append([{"pid": int(pid.reshape(-1)[0]), "draws": [float(v) for v in x.reshape(-1)]}
@@ -579,8 +728,19 @@ WORKERS_REFORKED = Message(
 )
 
 
-OTHER_WORKERS = 3
-"""A worker count other than the track's 0 and 2 (``checker.setting.domains``: num_workers spans 0 to 8)."""
+OTHER_WORKERS = int(domain_of("make_loader", "num_workers").high)
+"""The top of num_workers' domain (``checker.setting.domains``: 0 to 8): a cap anywhere below it shows there."""
+WORKER_POINTS = (0, 1, WORKERS, OTHER_WORKERS)
+"""num_workers' domain at its bottom (the main process alone: a floor anywhere above shows), 1, the track's 2 and
+the top: the workers that actually served the batches are counted at each."""
+WORKERS_POINT = Message(
+    en="make_loader(dataset, num_workers={w}) served its batches from {got} [{where}]: the num_workers argument "
+    "does not reach the DataLoader as given (a cap or a floor on it)",
+    es="make_loader(dataset, num_workers={w}) sirvió sus lotes desde {got} [{where}]: el argumento num_workers no "
+    "llega tal cual al DataLoader (un tope o un mínimo sobre él)",
+)
+SERVED = {"main": Message(en="the main process, with no worker", es="el proceso principal, sin ningún worker"),
+          "workers": Message(en="{n} worker process(es)", es="{n} proceso(s) worker")}
 WORKERS_COUNT = Message(
     en="make_loader(dataset, num_workers={w}) served its batches from {got} worker process(es) instead of {w}: the "
     "num_workers argument does not reach the DataLoader as given",
@@ -624,6 +784,7 @@ def workers(loop, lab) -> dict:
     draws = [v for batch in first for v in batch["draws"]]
     return {
         "workers": WORKERS, "epochs": EPOCH_WORKERS, **_seed_worker_pairs(main, first, c[0], d[0]),
+        "counts": _worker_counts(loop, lab, main, {WORKERS: first, OTHER_WORKERS: d[0]}),
         "in_main": sum(batch["pid"] == main for epoch in a for batch in epoch), **_numbered(a),
         "a": streams[0][0][:SHOWN] if streams else [], "b": streams[1][0][:SHOWN] if len(streams) > 1 else [],
         "c": [v for batch in b[0] for v in batch["draws"]][:SHOWN],
@@ -666,12 +827,37 @@ def _seed_worker_pairs(main: int, seed0: list[dict], seed1: list[dict], seed2: l
         """Each worker's first batch of draws, the workers by order of appearance (worker 0, 1, ...)."""
         return [next(batch["draws"] for batch in epoch if batch["pid"] == pid) for pid in workers_of(epoch)]
 
-    def count(epoch: list[dict]) -> int:
-        return 0 if any(batch["pid"] == main for batch in epoch) else len(workers_of(epoch))
-
     within = _pair_collision({k: [s] for k, s in enumerate(first_draws(seed2))})
     return {"pair": _pair_collision({0: first_draws(seed0), 1: first_draws(seed1), 2: first_draws(seed2)}),
-            "default_workers": count(seed1), "other": {"w": OTHER_WORKERS, "got": count(seed2), "same": within}}
+            "default_workers": _served_by(main, seed1),
+            "other": {"w": OTHER_WORKERS, "got": _served_by(main, seed2), "same": within}}
+
+
+def _worker_counts(loop, lab, main: int, served: dict[int, list[dict]]) -> list[dict]:
+    """At every point of ``WORKER_POINTS``, how many processes served the batches: ``served`` holds the epochs
+    already run (by num_workers), the other points (0: the main process alone, and 1) get one epoch each."""
+    counted = {}
+    for w in WORKER_POINTS:
+        epoch = served[w] if w in served else _worker_run(loop, lab, seed=3, rng=1, epochs=1, workers=w)[0]
+        counted[w] = _served_by(main, epoch)
+    return [{"w": w, "got": counted[w]} for w in sorted(counted)]
+
+
+def _counts_verdict(m: dict):
+    """The first point of num_workers' domain, from the bottom, whose loader was served by another number of
+    processes than it asked for; None when none was."""
+    for c in m.get("counts", []):
+        if c["got"] != c["w"]:
+            served = SERVED["main"] if c["got"] == 0 else _nested(SERVED["workers"], n=c["got"])
+            where = _at_point("make_loader", "num_workers", c["w"], Message(en=f"num_workers={c['w']}",
+                                                                            es=f"num_workers={c['w']}"))
+            return failed(WORKERS_POINT, w=c["w"], got=served, where=where)
+    return None
+
+
+def _served_by(main: int, epoch: list[dict]) -> int:
+    """How many worker processes served ``epoch``'s batches (0: the main process served one)."""
+    return 0 if any(batch["pid"] == main for batch in epoch) else len(_pids(epoch))
 
 
 def _pair_collision(by_seed: dict[int, list[list[float]]]) -> dict | None:
@@ -687,9 +873,15 @@ def _pair_collision(by_seed: dict[int, list[list[float]]]) -> dict | None:
     return None
 
 
-@workers.judge
-def _(m: dict):
+def _served_verdict(m: dict):
+    """Whether the workers asked for served the batches: at every point of num_workers' domain, and at its
+    default; then whether two workers drew one stream. None when all is well."""
     w = m["workers"]
+    if m["in_main"] and all(c["got"] == 0 for c in m.get("counts", [])):
+        return failed(WORKERS_NONE, w=w)
+    point = _counts_verdict(m)  # the smallest count first: the simplest failing case
+    if point is not None:
+        return point
     if m["in_main"] or m["n_pids"] < 2:
         return failed(WORKERS_NONE, w=w)
     if m["same_stream"]:
@@ -701,7 +893,15 @@ def _(m: dict):
         return failed(WORKERS_DEFAULT, w=WORKERS, got=m["default_workers"])
     if other and other["same"]:
         return failed(WORKERS_SAME_STREAM, w=other["w"], a=_fmt(other["same"]["a"]), b=_fmt(other["same"]["a"]))
+    return None
 
+
+@workers.judge
+def _(m: dict):
+    w = m["workers"]
+    served = _served_verdict(m)
+    if served is not None:
+        return served
     if not m["repeated"]:
         return failed(WORKERS_NOT_REPEATED, a=_fmt(m["a"]), c=_fmt(m["c"]))
     if not m["seeds_differ"]:

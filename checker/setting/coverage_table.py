@@ -184,6 +184,29 @@ def _restores() -> str:
         "times 1e5 (the first gradient's norm 2.8e4 or more, so every clip binds) at lr 0.1/clip")
 
 
+def _pipeline_batches() -> str:
+    rows, batch = domain_of("make_loader", "dataset"), domain_of("make_loader", "batch_size")
+    thirds = [f"{num(r)} rows in batches of {num(r // 3)}" for r in rows.decades() if 10 <= r < rows.high]
+    return (
+        "every batch-size class but \"more than the set\" (fixed within each class: this check has no draw), and "
+        "the batch-size domain's points below the set, each giving full batches only; the rows of an epoch counted "
+        "with the track's 2 workers as well as without: a dataset iterated whole in each worker shows as rows "
+        f"repeated; and sets that leave one row out of each epoch, {', '.join(thirds)} and {num(batch.high + 1)} "
+        f"rows in one batch of {num(batch.high)} (the batch-size domain's top), read over as many epochs as make a "
+        "row never seen by a shuffled loader a one-in-a-million chance: no row may be left out of every epoch (a "
+        "set cut to whole batches before shuffling, past any batch size inside the domain)")
+
+
+def _pipeline_workers() -> str:
+    top = num(domain_of("make_loader", "num_workers").high)
+    return (
+        f"the workers that served the batches counted at 0 (the bottom: the main process alone), 1, 2 and {top} "
+        "(the top of `num_workers`' domain: a cap or a floor anywhere inside shows); loaders at seeds 0, 1 and 2: "
+        f"with 2 workers, with `num_workers` left at its default (2) and with {top} workers; every (seed, worker) "
+        "pair's NumPy stream apart from every other seed's (a `worker_init_fn` reseeding with `seed + worker_id` "
+        "gives seed 0's worker 1 seed 1's worker 0's numbers)")
+
+
 ROWS: tuple[tuple[str, object], ...] = (
     ("`reference.seed_everything`, `reference.make_data`, `reference.make_model`", _seeds),
     ("`reference.make_loader`", _make_loader),
@@ -196,15 +219,13 @@ ROWS: tuple[tuple[str, object], ...] = (
     ("`pipeline.dataset` (data-pipeline)", lambda: (
         "datasets built in sequence (augment=True, then augment=False) and read afterwards: a flag kept on the "
         "class shows; X checked unchanged after the reads: a jitter added in place is reported as such")),
-    ("`pipeline.batches` (data-pipeline)", lambda: (
-        "every batch-size class but \"more than the set\" (fixed within each class: this check has no draw), and "
-        "the batch-size domain's points below the set, each giving full batches only; the rows of an epoch counted "
-        "with the track's 2 workers as well as without: a dataset iterated whole in each worker shows as rows "
-        "repeated")),
-    ("`pipeline.workers` (data-pipeline)", lambda: (
-        "loaders at seeds 0, 1 and 2: with 2 workers, with `num_workers` left at its default (2) and with 3 "
-        "workers; every (seed, worker) pair's NumPy stream apart from every other seed's (a `worker_init_fn` "
-        "reseeding with `seed + worker_id` gives seed 0's worker 1 seed 1's worker 0's numbers)")),
+    ("`pipeline.batches` (data-pipeline)", _pipeline_batches),
+    ("`pipeline.seed_domain` (data-pipeline)", lambda: (
+        "the first epoch's order at every point of the seed domain "
+        f"({sequence(coverage.points(domain_of('make_loader', 'seed')))}), without workers, beside the reference's: "
+        "where the two agree at one seed they must agree at every one (a seed cut short, capped or raised past "
+        "any threshold leaves the reference's order on the threshold's far side)")),
+    ("`pipeline.workers` (data-pipeline)", _pipeline_workers),
     ("`best.restores` (three-classes)", _restores),
 )
 """Each row: the checks, and the words of their classes (a function: the figures are read when the table is)."""
