@@ -83,3 +83,71 @@ def test_early_reference_answers_for_many_files_give_the_verdicts_of_a_grading_w
     by_id = [{cid: status for cid, status, _ in checks} for checks in verdicts[0]]
     assert by_id[0]["reference.make_data"] == by_id[2]["reference.make_data"] == "pass"
     assert by_id[1]["reference.make_data"] == "fail" and all(len(b) == len(ids) for b in by_id)
+
+
+CONFIRMED = ["steps.fresh_grads", "clip.norm"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the zygote")
+def test_many_files_figures_are_confirmed_by_at_most_workers_processes_with_the_verdicts_each_gets_alone(
+        lab, monkeypatch):
+    """Confirming is shared out: three files' figures go to two trusted processes (``workers``), each answering its
+    files in turn; every file gets the verdicts it gets graded alone (a confirming process per file, as before)."""
+    from checker.catalogue.mutants import mutant_source
+    from checker.engine import grading
+
+    subs = [Submission(REFERENCE, "a.py"), Submission(mutant_source("zero-grad-missing"), "b.py"),
+            Submission(mutant_source("clip-after-step"), "c.py")]
+    confirming: list[int] = []
+    real = grading.run_jobs
+
+    def spy(jobs, **kwargs):
+        confirming.extend(len(job.tag[1].entries) for job in jobs if job.tag[0] == "confirm")
+        return real(jobs, **kwargs)
+
+    monkeypatch.setattr(grading, "run_jobs", spy)
+    together = grade(subs, lab, check_ids=CONFIRMED, secret=b"k", workers=2)
+    assert sorted(confirming) == [1, 2], "three files' figures, two trusted processes"
+    confirming.clear()
+    alone = [grade([sub], lab, check_ids=CONFIRMED, secret=b"k", workers=2)[0] for sub in subs]
+    assert confirming == [1, 1, 1]
+
+    def verdicts(report):
+        return [(c.id, c.status, c.message) for c in report.checks], report.integrity
+
+    assert [verdicts(r) for r in together] == [verdicts(r) for r in alone]
+    assert [c.status for c in together[0].checks] == ["pass", "pass"]
+    assert {c.id: c.status for c in together[1].checks}["steps.fresh_grads"] == "fail"
+    assert {c.id: c.status for c in together[2].checks}["clip.norm"] == "fail"
+
+
+def test_a_confirming_process_that_stops_costs_no_classmate_its_confirmation(lab):
+    """A confirming process that dies after answering one file: the files it left unanswered are confirmed again,
+    each in a process of its own (what stopped it may be another file's witness); a file's own process that dies
+    leaves its checks not confirmed, an error, never a pass."""
+    from checker.checks.confirm import UNCONFIRMED
+    from checker.engine.grading import _Grader, _State
+    from checker.sandbox.events import Measured, Start
+    from checker.sandbox.jobs import Limits, Outcome
+
+    cid = "clip.norm"
+    states = [_State(Submission("", f"{name}.py"), [cid], "en", None) for name in ("a", "b")]
+    grader = _Grader(lab, Limits(), "en", None, None, states)
+    for st in states:
+        st.confirming[cid] = ({"witness": {}}, 0.1)
+        grader._confirm_next(st)
+    [job] = grader.next_round(workers=1)
+    assert [st for st, _ in job.tag[1].entries] == states and all(st.running == 1 for st in states)
+    for event in (Start("confirm:0", None), Start(cid, None), Measured(cid, {UNCONFIRMED: "no witness"}),
+                  Start("confirm:1", None), Start(cid, None)):
+        grader.on_event(job, event)
+    died = Outcome(job, [], False, -9, None, cid, "", 0)
+    grader.on_outcome(died)
+    a, b = states
+    assert a.results[cid].status == "fail" and a.running == 0 and a.finished
+    assert cid not in b.results and b.running == 1 and not b.finished
+    [again] = grader.next_round(workers=2)
+    assert [st for st, _ in again.tag[1].entries] == [b]
+    grader.on_outcome(Outcome(again, [], False, -9, None, cid, "", 0))
+    assert b.results[cid].status == "error" and "SIGKILL" in b.results[cid].message and b.finished
+    assert grader.next_round(workers=2) == []

@@ -31,8 +31,8 @@ from checker.checks import REGISTRY, ordered_ids
 from checker.checks.base import judging
 from checker.checks.confirm import CONFIRM, TOO_LARGE, UNCONFIRMED
 from checker.engine.integrity import review_reasons
+from checker.engine.worker import CONFIRM_STEP, draw_index, in_both, job_seconds, reference_seconds
 from checker.engine.worker import LOAD_TIMEOUT as LOAD_SECONDS
-from checker.engine.worker import draw_index, in_both, job_seconds, reference_seconds
 from checker.sandbox.events import Event, FileError, Isolation, Measured, Raised, Start, Tampered
 from checker.sandbox.jobs import Job, Limits, Outcome, run_jobs
 from checker.sandbox.zygote import Task, zygote
@@ -331,6 +331,18 @@ def _reference_parts(batches: list[_ReferenceBatch], early: bool, many: bool) ->
     return [_ReferenceBatch(runs, True), *(part for part in late if any(part.ids(run) for run in part.runs))]
 
 
+class _ConfirmBatch:
+    """The submissions one confirming process answers, in turn: ``(state, check ids)``; ``current``: whose figures
+    it sends now."""
+
+    def __init__(self, entries: list[tuple[_State, list[str]]]):
+        self.entries = entries
+        self.current: _State | None = None
+
+    def ids(self, st: _State) -> list[str]:
+        return next((ids for s, ids in self.entries if s is st), [])
+
+
 def _batches(runs: list[_ReferenceRun], workers: int) -> list[_ReferenceBatch]:
     """Consecutive runs shared between about ``workers`` processes, at most ``REFERENCE_BATCH`` draws each."""
     if not runs:
@@ -394,6 +406,8 @@ class _Grader:
         self.states = states if states is not None else []
         """Every submission graded: those waiting on a reference's draw finish when its answers are in."""
         self.reruns: list[Job] = []
+        self.confirms: list[tuple[_State, list[str]]] = []
+        """Figures to confirm in the next round: each submission's checks, shared out by ``next_round``."""
 
     # -- planning
 
@@ -431,12 +445,22 @@ class _Grader:
         return Job(Task("checker.engine.worker:check_target", args), limits, tag=(st, group), early=early,
                    seconds=job_seconds(group, limits.step_timeout))
 
-    def _confirm_job(self, st: _State, ids: list[str]) -> Job:
-        """A trusted process that recomputes ``ids``' figures from the witnesses ``st``'s child reported."""
-        st.running += 1
-        items = [(cid, st.confirming[cid][0]) for cid in ids]
-        return Job(Task("checker.engine.worker:confirm_target", (items, self.lab, st.anchor)), self.limits,
-                   tag=("confirm", st, ids), seconds=job_seconds(ids, self.limits.step_timeout))
+    def _confirm_job(self, entries: list[tuple[_State, list[str]]]) -> Job:
+        """A trusted process that recomputes, for each ``(st, ids)`` in turn, ``ids``' figures from the witnesses
+        ``st``'s child reported (each entry counts in its ``st.running`` from ``_confirm_next`` on)."""
+        groups = [(st.anchor, [(cid, st.confirming[cid][0]) for cid in ids]) for st, ids in entries]
+        seconds = sum(job_seconds(ids, self.limits.step_timeout) for _, ids in entries)
+        return Job(Task("checker.engine.worker:confirm_target", (groups, self.lab)), self.limits,
+                   tag=("confirm", _ConfirmBatch(entries)), seconds=seconds)
+
+    def next_round(self, workers: int) -> list[Job]:
+        """The jobs of the next round: the reruns, and the figures to confirm shared between at most ``workers``
+        trusted processes (one process answers many submissions in turn: a fork each, not one per submission)."""
+        entries, self.confirms = self.confirms, []
+        parts = max(1, min(workers, len(entries)))
+        jobs = [self._confirm_job(entries[i::parts]) for i in range(parts) if entries[i::parts]]
+        jobs, self.reruns = [*self.reruns, *jobs], []
+        return jobs
 
     # -- events into results
 
@@ -445,8 +469,8 @@ class _Grader:
         try:
             self._on_event(job, event)
         except Exception as exc:  # noqa: BLE001 - a bug of kata's must not cost a class its grades
-            if job.tag[0] != "reference":
-                st: _State = job.tag[0]
+            st = job.tag[1].current if job.tag[0] == "confirm" else job.tag[0]
+            if isinstance(st, _State):
                 if st.report.error is None:
                     st.report.error_kind = "internal"
                     st.report.error = INTERNAL.render(self.lang, error=f"{type(exc).__name__}: {exc}")
@@ -456,7 +480,7 @@ class _Grader:
             self._on_reference_event(job.tag[1], event)
             return
         if job.tag[0] == "confirm":
-            self._on_confirmed(job.tag[1], event)
+            self._on_confirm_event(job.tag[1], event)
             return
         st: _State = job.tag[0]
         if isinstance(event, Isolation):
@@ -506,6 +530,16 @@ class _Grader:
             st.differential[cid] = (event.measured, event.seconds)
         else:
             self._emit(st, self._judged(st, cid, event.measured, event.seconds))
+
+    def _on_confirm_event(self, batch: _ConfirmBatch, event: Event) -> None:
+        """An event of a confirming process: a step ``confirm:i`` says whose figures follow."""
+        if isinstance(event, Start):  # a check's own step says nothing of whose it is
+            index = draw_index(event.step, CONFIRM_STEP)
+            if index is not None:
+                batch.current = batch.entries[index][0] if index < len(batch.entries) else None
+            return
+        if batch.current is not None and getattr(event, "check", None) in batch.ids(batch.current):
+            self._on_confirmed(batch.current, event)
 
     def _on_confirmed(self, st: _State, event: Event) -> None:
         """A trusted process's figures for a confirmed check: the verdict is judged on them. Where the child's own
@@ -612,14 +646,24 @@ class _Grader:
         to_confirm = [c for c in st.confirming if c not in st.results and c not in st.sent]
         if st.report.error is None and to_confirm:
             st.sent.update(to_confirm)
-            self.reruns.append(self._confirm_job(st, to_confirm))
+            st.running += 1
+            self.confirms.append((st, to_confirm))
 
     def _confirm_outcome(self, outcome: Outcome) -> None:
-        _, st, ids = outcome.job.tag
-        st.running -= 1
+        """A confirming process ended. A submission it left unanswered is confirmed again in a process of its own
+        when the process answered others too (what stopped it may be another file's witness: a classmate's never
+        costs a file its confirmation); alone, its checks are not confirmed."""
+        batch: _ConfirmBatch = outcome.job.tag[1]
         why = _how(outcome) if outcome.timed_out_step is None else f"timed out in {outcome.timed_out_step}"
-        self._not_confirmed(st, ids, why)
-        self._finish_when_ready(st)
+        for st, ids in batch.entries:
+            st.running -= 1
+            unanswered = [c for c in ids if c not in st.results]
+            if unanswered and len(batch.entries) > 1:
+                st.running += 1
+                self.reruns.append(self._confirm_job([(st, unanswered)]))
+                continue
+            self._not_confirmed(st, ids, why)
+            self._finish_when_ready(st)
 
     def _not_confirmed(self, st: _State, ids, why: str) -> None:
         """Confirmed checks among ``ids`` that no trusted process answered: an error, never a pass."""
@@ -775,7 +819,7 @@ def grade(
     queue = grader.plan(states, _batches(list(references.values()), workers), split, _early(early, states))
     while queue:
         run_jobs(queue, workers=workers, on_event=grader.on_event, on_outcome=grader.on_outcome)
-        queue, grader.reruns = list(grader.reruns), []
+        queue = grader.next_round(workers)
     _finish_unfinished(grader, states)
     return [st.report for st in states]
 

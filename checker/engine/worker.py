@@ -185,22 +185,34 @@ def check_target(source: str, filename: str, check_ids: Sequence[str], lab, draw
     return target
 
 
-def confirm_target(items: Sequence[tuple[str, dict]], lab, anchor: int | None) -> Callable[[Reporter], None]:
+CONFIRM_STEP = "confirm:"
+"""A confirming process opens the figures of its ``i``-th submission with a step named ``confirm:i``."""
+
+
+def confirm_target(groups: Sequence[tuple[int | None, Sequence[tuple[str, dict]]]], lab) -> Callable[[Reporter], None]:
     """A trusted process (it loads no learner file): each check's figures recomputed from the witness its learner's
-    child reported (``checker.checks.confirm``), sent as that check's ``measured``."""
-    items = list(items)
+    child reported (``checker.checks.confirm``), sent as that check's ``measured``.
+
+    ``groups``: one ``(anchor, items)`` pair per submission, answered in turn in this one process (many submissions
+    cost one fork, not one each); before a submission's figures the process opens a step ``confirm:i``
+    (``CONFIRM_STEP``), so the parent knows whose they are, and resets the global generators and the anchor, so a
+    figure never depends on the submissions confirmed before it."""
+    groups = [(anchor, list(items)) for anchor, items in groups]
 
     def target(rep: Reporter) -> None:
         from checker.checks import REGISTRY
         from checker.checks.confirm import confirm
 
         child_setup()
-        lab.anchor = anchor
-        for cid, measured in items:
-            rep.start(cid, timeout=REGISTRY[cid].timeout)
-            started = time.perf_counter()
-            rep.send({"event": "measured", "check": cid, "measured": confirm(cid, measured, lab),
-                      "seconds": time.perf_counter() - started})
+        for i, (anchor, items) in enumerate(groups):
+            rep.start(f"{CONFIRM_STEP}{i}", timeout=LOAD_TIMEOUT)
+            seed_globals()
+            lab.anchor = anchor
+            for cid, measured in items:
+                rep.start(cid, timeout=REGISTRY[cid].timeout)
+                started = time.perf_counter()
+                rep.send({"event": "measured", "check": cid, "measured": confirm(cid, measured, lab),
+                          "seconds": time.perf_counter() - started})
 
     return target
 
@@ -249,10 +261,11 @@ def reference_target(runs: Sequence[tuple[Any, Sequence[str]]], lab, source: str
     return target
 
 
-def draw_index(step: object) -> int | None:
-    """The draw a reference process's step ``draw:i`` opens, else None."""
-    if isinstance(step, str) and step.startswith(DRAW_STEP) and step[len(DRAW_STEP):].isdigit():
-        return int(step[len(DRAW_STEP):])
+def draw_index(step: object, prefix: str = DRAW_STEP) -> int | None:
+    """The draw a reference process's step ``draw:i`` opens (with ``prefix`` CONFIRM_STEP: the submission a
+    confirming process's step ``confirm:i`` opens), else None."""
+    if isinstance(step, str) and step.startswith(prefix) and step[len(prefix):].isdigit():
+        return int(step[len(prefix):])
     return None
 
 
