@@ -77,6 +77,7 @@ def test_a_students_copy_holds_no_answer_and_grades_in_a_fresh_shell(course, tmp
     fixed = kata("check", "--lang", "es", cwd=out)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "copia del curso para estudiantes" in fixed.stdout and "20/20" in fixed.stdout
+    assert "kata solution" not in fixed.stdout and "cuando tu profesor evalúa tu trabajo" in fixed.stdout
     solution = kata("solution", cwd=out)
     assert solution.returncode == 2 and "stays with your instructor" in solution.stderr
     assert "Traceback" not in solution.stderr

@@ -100,6 +100,13 @@ class Session:
         return [k for k in self.katas if not self.progress.is_solved(k.slug)]
 
     def after_pass(self, kata: Kata) -> tuple[Message, dict[str, object]]:
+        """What to say once ``kata`` passes (in a students' copy of a course: no `kata solution` to offer)."""
+        message, params = self._after_pass(kata)
+        if kata.practice is None and _students_copy() is not None:
+            return (STUDENTS_AFTER if params.get("left") else STUDENTS_AFTER_LAST), {"left": params.get("left", 0)}
+        return message, params
+
+    def _after_pass(self, kata: Kata) -> tuple[Message, dict[str, object]]:
         """What to say once ``kata`` passes, counting what is left as its header counts: within its track."""
         left = self.unsolved()
         mine = [k for k in left if k.track == kata.track]
@@ -212,6 +219,18 @@ def _authored(session: Session, kata: Kata, make: Callable[[Kata], str]) -> str:
                                        error=f"{type(exc).__name__}: {exc}")) from None
 
 
+STUDENTS_AFTER = Message(
+    en="Next: `kata next` opens the next kata ({left} left). The checks that compare with the course's reference "
+       "run when your instructor grades your work.",
+    es="Después: `kata next` abre la siguiente kata (quedan {left}). Las comprobaciones que comparan con la "
+       "referencia del curso se ejecutan cuando tu profesor evalúa tu trabajo.",
+)
+STUDENTS_AFTER_LAST = Message(
+    en="That was the last unsolved kata! The checks that compare with the course's reference run when your "
+       "instructor grades your work.",
+    es="¡Era la última kata sin resolver! Las comprobaciones que comparan con la referencia del curso se ejecutan "
+       "cuando tu profesor evalúa tu trabajo.",
+)
 STUDENTS_STARTER = Message(
     en="{path}: a students' copy of the course keeps each kata's starter there, and this one is missing; ask your "
        "instructor for a new copy (`kata autograder students`)",
