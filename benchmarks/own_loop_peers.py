@@ -15,7 +15,8 @@ and each unmodified example, is tried with:
   ``add_module_nan_check``, ``add_module_inf_check`` on the model, then the project's own training function for
   2 epochs (its evaluation after each).
 A fault is caught when the tool raises one of its check errors; any other exception is said as "error".
-Prints one JSON object: per example and fault, what each tool said.
+Prints one JSON object per example and fault (what each tool said), then the versions; writes them all, with the
+totals, the commit and the load, to benchmarks/results/own_loop_peers.json (--example or --fault: not written).
 """
 
 from __future__ import annotations
@@ -190,11 +191,22 @@ def main() -> int:
     import torch
 
     versions = {"torch": torch.__version__}
-    for name in ("torchtest", "torcheck"):
+    for name in ("torchtest", "torcheck", "numpy", "scikit-learn"):
         from importlib.metadata import version
 
         versions[name] = version(name)
     print(json.dumps({"versions": versions}))
+    if not args.example and not args.fault:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from own_loop_faults import run_facts
+
+        faulty = [r for r in rows if r["fault"] != "(unmodified)"]
+        said = {tool: {kind: sum(r[tool].startswith(kind) for r in faulty) for kind in ("caught", "error", "passed")}
+                for tool in ("torchtest", "torcheck")}
+        clean = {tool: [r[tool] for r in rows if r["fault"] == "(unmodified)"] for tool in ("torchtest", "torcheck")}
+        out = ROOT / "benchmarks" / "results" / "own_loop_peers.json"
+        out.write_text(json.dumps({"facts": {**run_facts(), **versions}, "injected": len(faulty), "totals": said,
+                                   "unmodified": clean, "rows": rows}, indent=1) + "\n")
     return 0
 
 

@@ -5,7 +5,8 @@ Usage: python benchmarks/own_loop_speed.py [--repeat N]
 For each folder of examples/ with a test_training.py: the baseline is one epoch of the project's own training
 function over its whole training set (its model, optimizer, loader: batch size 64 where kata passes one),
 timed in this same process and run; then kata.check_loop on the same pieces. Each is timed --repeat times and the
-median kept; the ratio is battery / epoch. Nothing is asserted: the figures are reported.
+median kept; the ratio is battery / epoch. Nothing is asserted: the figures are reported, and written with every
+timing, the commit and the load to benchmarks/results/own_loop_speed.json.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
+import os
 import statistics
 import sys
 import time
@@ -69,13 +72,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from own_loop_faults import run_facts
+
+    facts, rows = run_facts(), []
     print(f"{'example':<12} {'examples':>8} {'one epoch (s)':>14} {'battery (s)':>12} {'ratio':>8}")
     for example in sorted(p.parent for p in (ROOT / "examples").glob("*/test_training.py")):
         spec = pieces_of(example)
         with contextlib.redirect_stdout(io.StringIO()):
-            epoch = statistics.median(one_epoch(pieces_of(example)) for _ in range(args.repeat))
-            checks = statistics.median(battery(pieces_of(example)) for _ in range(args.repeat))
+            epochs = [one_epoch(pieces_of(example)) for _ in range(args.repeat)]
+            batteries = [battery(pieces_of(example)) for _ in range(args.repeat)]
+        epoch, checks = statistics.median(epochs), statistics.median(batteries)
+        rows.append({"example": example.name, "examples": len(spec["data"]), "epoch_seconds": epochs,
+                     "battery_seconds": batteries, "median_epoch": epoch, "median_battery": checks,
+                     "ratio": checks / epoch})
         print(f"{example.name:<12} {len(spec['data']):>8} {epoch:>14.3f} {checks:>12.3f} {checks / epoch:>8.1f}")
+    facts["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
+    out = ROOT / "benchmarks" / "results" / "own_loop_speed.json"
+    out.write_text(json.dumps({"facts": facts, "repeat": args.repeat, "examples": rows}, indent=1) + "\n")
+    print(f"written to {out.relative_to(ROOT)}")
     return 0
 
 
