@@ -46,6 +46,8 @@ def main() -> None:
         tag = job.tag
         if isinstance(tag, tuple) and tag[0] == "reference":
             return "reference" + (" (early)" if job.early else "")
+        if isinstance(tag, tuple) and tag[0] == "confirm":
+            return f"confirm ({len(tag[1].entries)} file(s))"
         return ",".join(tag[1])[:70] if isinstance(tag, tuple) else str(tag)
 
     init, reap, on_events = jobs._Running.__init__, jobs._Running.reap, jobs._Running.on_events

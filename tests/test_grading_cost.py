@@ -151,3 +151,21 @@ def test_a_confirming_process_that_stops_costs_no_classmate_its_confirmation(lab
     grader.on_outcome(Outcome(again, [], False, -9, None, cid, "", 0))
     assert b.results[cid].status == "error" and "SIGKILL" in b.results[cid].message and b.finished
     assert grader.next_round(workers=2) == []
+
+
+def test_results_json_text_is_the_indented_json_with_each_checks_figures_on_one_line():
+    import json
+    import math
+
+    from checker.base.term import dumps
+    from checker.gradebook.book import results_text
+
+    measured = {"witness": {"w": [0.5, math.nan, math.inf]}, "said": 'kata-measured-0" "x', "rows": list(range(50))}
+    results = [{"submission": "a.py", "checks": [{"id": "clip.norm", "message": '"kata-measured-1"',
+                                                   "measured": measured}, {"id": "data.lesson", "measured": {}}]},
+               {"submission": "b.py", "error": {"kind": "load", "message": "x"}, "checks": []}]
+    text = results_text(results)
+    assert json.loads(text) == json.loads(dumps(results, indent=2)) and text.endswith("}\n]\n")
+    assert json.loads(text)[0]["checks"][0]["measured"]["witness"]["w"] == [0.5, None, None]
+    assert '"rows": [0, 1, 2' in text and '\n    "checks": [\n' in text  # figures on one line, the rest indented
+    assert results[0]["checks"][0]["measured"] is measured  # nothing given is changed
