@@ -109,6 +109,19 @@ def test_a_spanish_course_speaks_spanish_to_its_learners_with_nothing_set(tmp_pa
     assert solution.returncode == 2 and "resuelve" in solution.stderr.lower(), solution.stderr
     english = kata("show", cwd=out, env={"KATA_LANG": "en"})
     assert english.returncode == 0 and "Digits that will not settle" in english.stdout
+    # what needs the reference says so in one line, in the course's language: no traceback
+    for command in (["explore", "digits-that-will-not-settle.py", "-o", "page.html"], ["run", "--lesson"]):
+        refused = kata(*command, cwd=out)
+        assert refused.returncode == 2 and "necesita la referencia del recorrido digits" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    # and the course itself (its reference there): kata explore's page and lines in Spanish
+    me = tmp_path / "me"
+    me.mkdir()
+    assert kata("next", cwd=me, env={"KATA_COURSE": str(course)}).returncode == 0
+    explored = kata("explore", "digits-that-will-not-settle.py", "-o", str(tmp_path / "page.html"), cwd=me)
+    assert explored.returncode == 0, explored.stderr
+    assert "ábrela en un navegador" in explored.stdout + explored.stderr
+    assert "componentes principales" in (tmp_path / "page.html").read_text()
 
 
 def test_the_tracks_own_data_file_is_read_where_it_lies_and_nothing_beside_it(course, tmp_path):

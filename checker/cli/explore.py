@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from checker.cli.common import Options, UsageProblem, pass_options, prepared_lab, read_loop_file, session_options
+from checker.cli.common import (
+    Options,
+    UsageProblem,
+    current_lang,
+    pass_options,
+    prepared_lab,
+    read_loop_file,
+    session_options,
+)
 
 TRACK_HELP = ("Train in this track's own setting (the file's data and model, the track's batch size and epochs) "
               "instead of the explorer's (default: the explorer's for a moons file, else the file's track's own).")
@@ -50,11 +58,11 @@ def explore_cmd(options: Options, path, output, track):
         chosen = track_for_file(track, None, options.workdir) if track else kata.setting
     else:
         chosen = track_for_file(track, path, options.workdir)
-    from checker.base.i18n import resolve_lang
+    from checker.setting.course import reference_text
 
-    lang = session.lang if session is not None else resolve_lang(options.lang)
+    lang = session.lang if session is not None else current_lang(options.lang)
     mine = read_loop_file(path, lang)
-    reference = (chosen.reference.read_text(encoding="utf-8"), chosen.reference_path)
+    reference = (reference_text(chosen, "kata explore", lang), chosen.reference_path)
     out = Path(output) if output else default_output(Path(path))
     prepared_lab("cpu", chosen)
     code = explore(mine, reference, chosen, explorer=track is None and chosen.id == DEFAULT, out=out, lang=lang,

@@ -443,9 +443,10 @@ def run_sources(path: str | None, lesson: bool, *more: str | None, track=None,
     if lesson == (path is not None):
         raise UsageProblem(PATH_OR_LESSON.render(lang or "en"))
     if lesson:
+        from checker.setting.course import reference_text
         from checker.setting.tracks import get_track
 
-        first = ((track or get_track()).reference.read_text(encoding="utf-8"), "lesson-loop.py")
+        first = (reference_text(track or get_track(), "--lesson", lang), "lesson-loop.py")
     else:
         first = read_loop_file(path, lang)
     return [first, *(read_loop_file(p, lang) for p in more if p)]

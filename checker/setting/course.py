@@ -269,6 +269,23 @@ def students_copy() -> CourseFolder | None:
     return course if course is not None and course.students else None
 
 
+NO_REFERENCE = Message(
+    en="{what} needs the reference of track {track}, {path}, which is not there (a students' copy of a course keeps no "
+       "reference: it stays with the instructor's graders)",
+    es="{what} necesita la referencia del recorrido {track}, {path}, que no está ahí (una copia de un curso para "
+       "estudiantes no guarda la referencia: la tienen los evaluadores del profesor)",
+)
+
+
+def reference_text(track, what: str, lang: str | None = None) -> str:
+    """``track``'s reference loop, as text; a UsageProblem (exit 2) naming ``what`` needs it where it is missing."""
+    try:
+        return track.reference.read_text(encoding="utf-8")
+    except OSError:
+        raise UsageProblem(NO_REFERENCE.render(resolve_lang(lang), what=what, track=track.id,
+                                               path=track.reference)) from None
+
+
 def weighing_course(given: str | Path | None, only: tuple[str, ...] = ()) -> str | None:
     """The course whose [points] weigh a grade: ``given`` (--course), else the course folder found from the working
     folder when its kata.toml has [points] (a course found counts in full, as one named does), else None; --only
