@@ -526,8 +526,9 @@ def test_a_course_file_track_works_for_the_reference_and_for_a_learner(points_co
 
 
 def test_a_learners_loop_reads_a_course_csv_in_the_sandbox(tmp_path):
-    """A CSV track: the learner's make_data reads the file beside it; the original stays out of the child's
-    reach, and without the copy the same loop cannot find it."""
+    """A CSV track: the learner's make_data reads the file beside it (a copy in the child's folder), or the
+    course's original by its own path: the track's declared data file is never taken for interference (issue 32),
+    while the track file beside it stays out of the child's reach."""
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
@@ -542,13 +543,20 @@ def test_a_learners_loop_reads_a_course_csv_in_the_sandbox(tmp_path):
     only = ["--only", "data.lesson", "--only", "reference.make_data"]
     checked = kata("check", str(mine), "--json", *only, cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    # the course's original, by its own path, is hidden from the child: a loop that insists on it fails
+    # the course's original, by its own path: read where it lies, read-only
     pinned = _write(tmp_path / "pinned" / "loop.py", points_reference(read_csv.replace(
         'Path(__file__).with_name("points.csv")', repr(str(tmp_path / "tracks" / "points.csv")))))
-    refused = kata("check", str(pinned), "--json", *only, cwd=tmp_path)
-    assert refused.returncode == 1, refused.stdout + refused.stderr
-    statuses = {c["id"]: c["status"] for c in json.loads(refused.stdout)["checks"]}
-    assert statuses["data.lesson"] != "pass"
+    read = kata("check", str(pinned), "--json", *only, cwd=tmp_path)
+    assert read.returncode == 0, read.stdout + read.stderr
+    # the track file beside it is not the track's data: refused
+    peeking = _write(tmp_path / "peeking" / "loop.py", points_reference(read_csv.replace(
+        'Path(__file__).with_name("points.csv")', repr(str(tmp_path / "tracks" / "points.toml")))))
+    refused = kata("check", str(peeking), "--json", *only, cwd=tmp_path)
+    assert refused.returncode in (1, 2), refused.stdout + refused.stderr  # not there, or refused: never read
+    assert "points.toml" in refused.stdout + refused.stderr
+    if refused.returncode == 1:
+        statuses = {c["id"]: c["status"] for c in json.loads(refused.stdout)["checks"]}
+        assert statuses["data.lesson"] != "pass"
 
 
 def test_a_new_zygote_computes_a_course_tracks_data_once_for_every_child(tmp_path):
