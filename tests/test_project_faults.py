@@ -32,6 +32,7 @@ def test_the_three_examples_have_their_faults() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)` before:UserWarning")  # the fault's own
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_each_injected_fault_fails_the_right_check_at_the_examples_line(example: str, tmp_path: Path) -> None:
     bench = _benchmark()
