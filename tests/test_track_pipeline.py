@@ -268,3 +268,19 @@ def test_a_correct_loop_of_the_corpus_passes_every_pipeline_check(plab, path):
 
 def test_there_is_a_correct_loop_that_shuffles_its_own_way():
     assert any(p.stem == "own_sampler" for p in CORRECT)
+
+
+@pytest.mark.parametrize("draw_seed", [0, 1])
+def test_reference_evaluate_passes_the_reference_with_batchnorm_and_dropout(track, ref_source, draw_seed):
+    """evaluate's cases whose labels are the model's own predictions take them in eval mode (evaluate's): in training
+    mode, Dropout and BatchNorm's batch statistics gave the file's process and the reference's other labels, and the
+    track's own reference failed reference.evaluate on every draw of verify."""
+    from checker.setting.draws import Draw
+    from checker.setting.lab import Lab
+
+    lab = Lab(track=track).prepare()
+    lab.draw = Draw.from_seed(draw_seed, track)
+    chk = REGISTRY["reference.evaluate"]
+    mine = chk.measure(_load(ref_source, "evaluate-mine"), lab)
+    verdict = chk.judge(mine, chk.measure(_load(ref_source, "evaluate-ref"), lab))
+    assert verdict.passed, verdict.render("en")

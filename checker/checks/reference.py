@@ -1380,8 +1380,11 @@ def _predicted(model, X, *, last_wrong: bool):
     ``last_wrong``): evaluated on them, every row is right, or every row but one."""
     import torch
 
+    training = model.training
+    model.eval()  # evaluate's own mode: BatchNorm's running statistics, no Dropout (and neither moves)
     with torch.no_grad():
         logits = model(X.to(next(model.parameters()).device)).cpu()
+    model.train(training)
     y = logits.argmax(dim=1)
     if last_wrong:
         y[-1] = (y[-1] + 1) % logits.shape[1]
