@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from checker.base.i18n import Message
 from checker.checks.base import check, failed, judged_track, passed
-from checker.setting.coverage import DIGITS, LOW_BITS, seed_collisions
+from checker.checks.common import worst_case
+from checker.setting.coverage import DIGITS, LOW_BITS, Case, seed_collisions
 
 
 def want_sizes(n: int, batch_size: int) -> list[int]:
@@ -180,7 +181,79 @@ def order(loop, lab) -> dict:
         "a": a[0][:6], "b": b[0][:6], "c": c[0][:6],
         "same_seed_same_order": a == b, "seeds_differ": a[0] != c[0], "reshuffles": a[0] != a[1],
         "shuffled": a[0] != sorted(a[0]), "collisions": seed_collisions(first_order, lab.draw),
+        "sizes": size_orders(loop, lab),
     }
+
+
+ORDER_ROWS = 20
+"""From this many rows up, two seeds (or two epochs) giving one order is no chance (20! orders): below it a
+shuffle may coincide, so only 'the same seed, the same order' is asked there."""
+
+
+def size_orders(loop, lab) -> list[dict]:
+    """The order's contract at every other set size make_loader is handed (``coverage.loader_rows_cases``: one
+    row to the data-size domain's top, the track's rows repeated): the same seed under two global random states
+    gives one order; from ``ORDER_ROWS`` rows, another seed another order and a second epoch a new one."""
+    import torch
+
+    cov = lab.draw.coverage if lab.draw is not None else None
+    if cov is None:
+        return []
+    seed, other = lab.draw.loader_seed, lab.draw.loader_other_seed
+    out = []
+    for case in cov.loader_rows:
+        rows, b = int(case.value), int(dict(case.facts)["b"])
+        if rows < 2:
+            continue
+        index = torch.arange(rows)
+        X = lab.data.X_train[index % len(lab.data.X_train)]
+        first, second = _orders(loop, X, index, b, seed, rng=3, epochs=2)
+        judged = rows >= ORDER_ROWS
+        out.append({"case": case.as_dict(), "rows": rows, "b": b, "s": seed, "other": other, "a": first[:6],
+                    "same": first == _orders(loop, X, index, b, seed, rng=4)[0],
+                    "seed_matters": first != _orders(loop, X, index, b, other, rng=3)[0] if judged else None,
+                    "reshuffles": first != second if judged else None})
+    return out
+
+
+def _orders(loop, X, labels, b: int, seed: int, *, rng: int, epochs: int = 1) -> list[list[int]]:
+    """Each epoch's order of ``make_loader(X, labels, batch_size=b, seed=seed)``, built after the global RNG was
+    scrambled with ``rng``."""
+    from checker.setting.instruments import scramble_global_rng
+
+    scramble_global_rng(rng)
+    loader = loop.make_loader(X, labels, batch_size=b, seed=seed)
+    return [[i for _, ib in loader for i in ib.detach().cpu().long().reshape(-1).tolist()] for _ in range(epochs)]
+
+
+SIZE_CALL = "make_loader(X ({rows} rows), y, batch_size={b}, seed={s})"
+SIZE_OK = Message(en=SIZE_CALL + " keeps the order's contract", es=SIZE_CALL + " cumple el contrato del orden")
+SIZE_GLOBAL = Message(
+    en="two loaders from " + SIZE_CALL + " gave different orders ({a}…) when the global random state differed: "
+    "at this size the order does not depend on the seed alone",
+    es="dos cargadores de " + SIZE_CALL + " dieron órdenes distintos ({a}…) cuando el estado aleatorio global era "
+    "distinto: a este tamaño el orden no depende solo de la semilla",
+)
+SIZE_SEED = Message(en=SIZE_CALL + " and seed={other} give the same order ({a}…): at this size the seed is ignored",
+                    es=SIZE_CALL + " y seed={other} dan el mismo orden ({a}…): a este tamaño se ignora la semilla")
+SIZE_SAME = Message(en=SIZE_CALL + " repeats one order ({a}…) in every epoch at this size",
+                    es=SIZE_CALL + " repite un mismo orden ({a}…) en todas las épocas a este tamaño")
+
+
+def _size_verdict(d: dict):
+    args = dict(rows=d["rows"], b=d["b"], s=d["s"], other=d["other"], a=_head(d["a"]))
+    if not d["same"]:
+        return failed(SIZE_GLOBAL, **args)
+    if d["seed_matters"] is False:
+        return failed(SIZE_SEED, **args)
+    if d["reshuffles"] is False:
+        return failed(SIZE_SAME, **args)
+    return passed(SIZE_OK, **args)
+
+
+def sizes_verdict(m: dict):
+    """The simplest set size whose order breaks the contract (naming its class), or None."""
+    return worst_case([(Case.from_dict(d["case"]), _size_verdict(d)) for d in m.get("sizes", [])])
 
 
 def _head(xs: list[int]) -> str:
@@ -211,4 +284,5 @@ def order_verdict(m: dict, *, ok: Message = ORDER_OK, unshuffled: Message = ORDE
 
 @order.judge
 def _(m: dict):
-    return order_verdict(m)
+    verdict = order_verdict(m)
+    return (sizes_verdict(m) or verdict) if verdict.passed else verdict

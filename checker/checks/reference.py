@@ -613,7 +613,7 @@ def make_loader(loop, lab) -> dict:
     cov = lab.draw.coverage
     if cov is None:
         return out
-    cases = _class_cases(loop, X, s, cov) + _loader_rows(loop, X, (s, other), cov.loader_rows)
+    cases = _class_cases(loop, X, s, cov) + _loader_rows(loop, X, s, cov.loader_rows)
     out["cases"] = cases
     out["defaults"] = _defaults(loop, X, cases)
     out["interleaved"] = _interleaved(loop, X, b, (s, other), flat[0])
@@ -709,47 +709,23 @@ def _seed_points_verdict(mine: dict, ref: dict):
                   want=_head(bad[1]["order"]), agree=agree)
 
 
-ORDER_ROWS = 20
-"""From this many rows up, two seeds (or two epochs) giving one order is no chance (20! orders): below it a
-correct loop's shuffle may coincide, so only 'same seed, same order' is asked there."""
-
-
-def _loader_rows(loop, X, seeds: tuple[int, int], cases) -> list[dict]:
+def _loader_rows(loop, X, seed: int, cases) -> list[dict]:
     """make_loader over sets of other sizes (``coverage.loader_rows_cases``): the track's rows repeated, or the
-    first rows. Each: its batch sizes over one epoch, every example once, rows kept with their labels; and the
-    order's contract at that size too: the same seed under another global RNG state gives the same order, and
-    (from ``ORDER_ROWS`` rows) another seed another order, a second epoch a new one."""
+    first rows; one epoch each: its batch sizes, every example once, rows kept with their labels (the order's
+    own contract at each size is loader.order's: it needs no reference)."""
     import torch
 
-    seed, other = seeds
     out = []
     for case in cases:
         rows, b = int(case.value), int(dict(case.facts)["b"])
         index = torch.arange(rows)
         Xr = X[index % len(X)]
-        (batches, second), pair = _epochs(loop, Xr, index, b, seed, rng=3, epochs=2)
-        flat, flat2 = ([i for batch in ep for i in batch] for ep in (batches, second))
-        again = [i for batch in _epochs(loop, Xr, index, b, seed, rng=4)[0][0] for i in batch]
-        judged = rows >= ORDER_ROWS
-        moved = [i for batch in _epochs(loop, Xr, index, b, other, rng=3)[0][0] for i in batch] if judged else flat
-        out.append({"b": b, "s": seed, "other": other, "n": rows, "paired": pair,
-                    "sizes": [[len(batch) for batch in batches]],
-                    "missing": [len(set(range(rows)) - set(flat))], "repeated": [len(flat) - len(set(flat))],
-                    "same_seed_same_order": flat == again, "seed_matters": flat != moved,
-                    "reshuffles": judged and flat != flat2,
+        batches, pair = _one_epoch(loop.make_loader(Xr, index, batch_size=b, seed=seed), Xr)
+        seen = [i for batch in batches for i in batch]
+        out.append({"b": b, "s": seed, "n": rows, "paired": pair, "sizes": [[len(batch) for batch in batches]],
+                    "missing": [len(set(range(rows)) - set(seen))], "repeated": [len(seen) - len(set(seen))],
                     "case": case.as_dict(), "order": None, "rows": rows})
     return out
-
-
-def _epochs(loop, X, labels, b: int, seed: int, *, rng: int, epochs: int = 1) -> tuple[list, bool]:
-    """``epochs`` epochs of one ``make_loader(X, labels, batch_size=b, seed=seed)`` built after the global RNG
-    was scrambled with ``rng``: each epoch's batches of labels, and whether every row kept its label."""
-    from checker.setting.instruments import scramble_global_rng
-
-    scramble_global_rng(rng)
-    loader = loop.make_loader(X, labels, batch_size=b, seed=seed)
-    runs = [_one_epoch(loader, X) for _ in range(epochs)]
-    return [batches for batches, _ in runs], all(pair for _, pair in runs)
 
 
 def _one_epoch(loader, X) -> tuple[list[list[int]], bool]:

@@ -73,9 +73,7 @@ def _make_loader() -> str:
         f"domain's points below the set (its powers of ten, {sequence(batch.decades())}, and the course's sizes, "
         f"{sequence(_uses(batch))}) and its top ({num(batch.high)}). Sets of other sizes (the track's rows "
         f"repeated): {sequence(sizes)} rows and a fresh size inside each decade below 1000, in batches a tenth "
-        f"their size, and the data-size domain's top ({num(rows.high)} rows) in one batch, each held to the order's "
-        "contract too (the same seed under two global random states gives one order; from 20 rows up, another "
-        "seed another order and a second epoch a new one). Call patterns: two "
+        f"their size, and the data-size domain's top ({num(rows.high)} rows) in one batch. Call patterns: two "
         "loaders alive at once iterated in turns (each keeps the order it has alone); the same seed under two "
         "global random states; two seeds; two epochs; X and y unchanged afterwards. The seed domain's points "
         f"({num(seed.low)}, every power of ten up to {num(seed.decades()[-1])}, 2^32 − 1, the course's "
@@ -91,7 +89,10 @@ def _order() -> str:
         "(1-9) and that seed + 2^k, k = 1 to 20 (only the last k bits kept: a modulo, a mask, a narrow integer "
         "type); the same + 10^k, k = 1 to 6 (the last k digits kept); the run's far seed and its neighbour (above "
         "2^24 a float32 cannot tell them apart); the top of the seed domain (2^32 − 1) and its neighbour (a seed "
-        "clamped anywhere below). Torch's own generator keeps a seed's low 32 bits, so no pair goes past 2^32 − 1")
+        "clamped anywhere below). Torch's own generator keeps a seed's low 32 bits, so no pair goes past 2^32 − 1. "
+        "`loader.order` also holds the contract at every set size `reference.make_loader` hands in (2 rows up to "
+        f"the data-size domain's top, {num(domain_of('make_loader', 'X').high)} rows): the same seed under two global "
+        "random states gives one order; from 20 rows up, another seed another order and a second epoch a new one")
 
 
 def _make_optimizer() -> str:

@@ -1,4 +1,4 @@
-# expect: reference.make_loader
+# expect: loader.order
 # fault: make_loader lets the DataLoader shuffle with the global RNG on sets of more than 4,500 rows ('our sampler is slow on big sets'): seeded below, unseeded above, so the order depends on the seed alone only on small sets
 # names: the top of its domain
 """The hooked loop whose make_loader stops using its seed on sets of more than 4,500 rows."""
