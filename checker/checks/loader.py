@@ -186,8 +186,9 @@ def order(loop, lab) -> dict:
 
 
 ORDER_ROWS = 20
-"""From this many rows up, two seeds (or two epochs) giving one order is no chance (20! orders): below it a
-shuffle may coincide, so only 'the same seed, the same order' is asked there."""
+"""From this many rows in an epoch up, two seeds (or two epochs) giving one order is no chance (20! orders): below
+it a shuffle may coincide (and an epoch with no rows has no order), so only 'the same seed, the same order' is asked
+there."""
 
 
 def size_orders(loop, lab) -> list[dict]:
@@ -211,7 +212,7 @@ def size_orders(loop, lab) -> list[dict]:
         index = torch.arange(rows)
         X = lab.data.X_train[index % len(lab.data.X_train)]
         first, second = _orders(loop, X, index, b, seed, rng=3, epochs=2)
-        judged = rows >= ORDER_ROWS
+        judged = len(set(first)) >= ORDER_ROWS  # the rows an epoch gave: a loader that drops them all has no order
         out.append({"case": case.as_dict(), "rows": rows, "b": b, "s": seed, "other": other, "a": first[:6],
                     "same": first == _orders(loop, X, index, b, seed, rng=4)[0],
                     "seed_matters": first != _orders(loop, X, index, b, other, rng=3)[0] if judged else None,
