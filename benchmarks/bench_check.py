@@ -4,9 +4,12 @@ and how much memory its largest process holds at its peak, against the same base
 All commands run alternately in the same session (so machine load affects all alike), N times
 each; the report gives medians and the ratios, against `import torch` and against the import floor.
 With --tracks, `kata check` of every track's reference is timed too (each against the same floor).
-Run:
+With --baseline ROOT, an older kata's `kata check` of the moons reference (its checkout's `checker/` package, run
+as this interpreter's `python -c` with PYTHONPATH=ROOT, e.g. a `git archive a26ca29` unpacked there) is timed in
+the same alternation, and the report adds the paired ratio this checkout / baseline: the import floor moves with
+torch and the machine, a baseline timed beside it does not. Run:
 
-    python benchmarks/bench_check.py [-n 7] [--tracks]
+    python benchmarks/bench_check.py [-n 7] [--tracks] [--baseline /tmp/kata-base]
 
 Results are printed and written to benchmarks/results/check.json.
 """
@@ -15,10 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,17 +85,21 @@ print(max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
 """
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # a baseline runs outside this checkout: its zygote would import this checkout's checker/ from the folder
+    proc = subprocess.run(cmd, cwd=ROOT if env is None else tempfile.gettempdir(), env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
     return elapsed
 
 
-def peak_kib(cmd: list[str]) -> int:
-    out = subprocess.run([sys.executable, "-c", PEAK, *cmd], cwd=ROOT, capture_output=True, text=True, check=True)
+def peak_kib(cmd: list[str], env: dict[str, str] | None = None) -> int:
+    cwd = ROOT if env is None else tempfile.gettempdir()
+    out = subprocess.run([sys.executable, "-c", PEAK, *cmd], cwd=cwd, env=env, capture_output=True, text=True,
+                         check=True)
     return int(out.stdout.strip())
 
 
@@ -98,6 +107,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=7, help="runs of each command")
     parser.add_argument("--tracks", action="store_true", help="also time `kata check` of every track's reference")
+    parser.add_argument("--baseline", type=Path, default=None, help="root of an older kata checkout")
     args = parser.parse_args()
     kata = shutil.which("kata") or sys.exit("`kata` is not on PATH: pip install -e . first")
     commands = {
@@ -114,21 +124,36 @@ def main() -> None:
         for track in all_tracks().values():
             if track.id != "moons":
                 commands[f"check {track.id}"] = [kata, "check", "--track", track.id, track.reference_path]
-    for cmd in commands.values():  # warm the OS file cache once
-        timed(cmd)
+    envs: dict[str, dict[str, str]] = {}
+    if args.baseline is not None:
+        if not (args.baseline / "checker" / "__init__.py").is_file():
+            raise SystemExit(f"--baseline {args.baseline}: no checker/ package there")
+        entry = "from checker.entry import main" if (args.baseline / "checker" / "entry.py").is_file() else \
+            "from checker.cli import main"
+        commands["baseline check"] = [sys.executable, "-c", f"{entry}; main()", "check",
+                                      str(ROOT / "solutions" / "loop.py")]
+        envs["baseline check"] = dict(os.environ, PYTHONPATH=str(args.baseline.resolve()))
+    for name, cmd in commands.items():  # warm the OS file cache once
+        timed(cmd, envs.get(name))
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.n):
         for name, cmd in commands.items():
-            times[name].append(timed(cmd))
+            times[name].append(timed(cmd, envs.get(name)))
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     ratio = medians["kata check"] / medians["import torch"]
     floor = medians["import floor"] / medians["import torch"]
-    peaks = {name: peak_kib(cmd) for name, cmd in commands.items()}
+    peaks = {name: peak_kib(cmd, envs.get(name)) for name, cmd in commands.items()}
     memory_ratio = peaks["kata check"] / peaks["import torch"]
     over_floor = {name: medians[name] / medians["import floor"] for name in medians
-                  if name == "kata check" or name.startswith("check ")}
+                  if name in ("kata check", "baseline check") or name.startswith("check ")}
+    paired = ([a / b for a, b in zip(times["kata check"], times["baseline check"], strict=True)]
+              if "baseline check" in times else None)
     report = {"runs": args.n, "seconds": times, "median_seconds": medians, "ratio": ratio, "floor_ratio": floor,
               "over_floor": over_floor, "peak_rss_kib": peaks, "memory_ratio": memory_ratio}
+    if paired is not None:
+        report["baseline"] = str(args.baseline)
+        report["paired_ratios_over_baseline"] = paired
+        report["ratio_over_baseline"] = medians["kata check"] / medians["baseline check"]
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "check.json").write_text(json.dumps(report, indent=2))
@@ -140,6 +165,9 @@ def main() -> None:
     for name, kib in peaks.items():
         print(f"{name:<24} peak RSS of its largest process {kib / 1024:.0f} MiB")
     print(f"memory ratio kata check / import torch: {memory_ratio:.2f}x")
+    if paired is not None:
+        print(f"kata check / baseline check: {report['ratio_over_baseline']:.2f}x (medians); per round: "
+              f"{', '.join(f'{r:.2f}' for r in paired)}")
 
 
 if __name__ == "__main__":
