@@ -83,6 +83,13 @@ def test_every_fresh_threshold_has_a_call_on_each_side_on_every_run(track_id):
                 binding = [c.clip for c in runs if c.clip is not None and c.loss_scale
                            and c.loss_scale * 0.28 > domain_of("fit", "clip_norm").high]
                 assert _sides(binding, t) == (True, True), t
+            # the optimizer handed to train_epoch and fit is an argument too: a loop acting on its lr past T (a
+            # clip, a cap, a skipped step) shows only in an unclipped run of that optimizer on T's far side
+            for name in ("sgd", "adam"):
+                t = fresh_threshold(rng, domain_of("make_optimizer", "lr", name))
+                for runs in (cov.train, cov.fit):
+                    lrs = [c.lr for c in runs if c.optimizer == name and c.clip is None]
+                    assert _sides(lrs, t) == (True, True), (name, t, lrs)
 
 
 def test_fresh_thresholds_avoid_the_points_the_classes_were_written_from():
@@ -114,6 +121,7 @@ def _bugs(rng: random.Random) -> list[tuple[str, str, str]]:
     t_epochs = fresh_threshold(rng, domain_of("fit", "epochs"))
     t_seed = fresh_threshold(rng, domain_of("make_model", "seed"))
     t_clip, t_fit_clip = (fresh_threshold(rng, domain_of(f, "clip_norm")) for f in ("train_epoch", "fit"))
+    t_opt_sgd, t_opt_adam = fresh_threshold(rng, sgd), fresh_threshold(rng, adam)
     opt = "        return torch.optim.SGD(model.parameters(), lr=lr)"
     adam_line = "        return torch.optim.Adam(model.parameters(), lr=lr)"
     loader = "        TensorDataset(X, y), batch_size=batch_size, shuffle=True, generator=generator"
@@ -150,6 +158,14 @@ def _bugs(rng: random.Random) -> list[tuple[str, str, str]]:
              "clip_norm=clip_norm", "clip_norm=None if clip_norm is None else max(clip_norm, 3e3)"))),
         ("first 12,345 rows loaded", "reference.make_loader",
          _replace(LESSON, loader, loader.replace("TensorDataset(X, y)", "TensorDataset(X[:12345], y[:12345])"))),
+        # the optimizer handed in, by its lr: a clip switched on past T, a step skipped under T
+        (f"train_epoch clips once the optimizer's lr passes {t_opt_sgd}", "reference.train_epoch",
+         _replace(LESSON, clip, clip + f"\n        elif optimizer.param_groups[0]['lr'] > {t_opt_sgd}:\n"
+                                       "            nn.utils.clip_grad_norm_(model.parameters(), 0.5)")),
+        (f"train_epoch skips the step while Adam's lr is under {t_opt_adam}", "reference.train_epoch",
+         _replace(LESSON, "        optimizer.step()\n",
+                  f"        if not (isinstance(optimizer, torch.optim.Adam) and "
+                  f"optimizer.param_groups[0]['lr'] < {t_opt_adam}):\n            optimizer.step()\n")),
         (f"model seed clamped at {t_seed}", "reference.make_model",
          _replace(LESSON, "    torch.manual_seed(seed)\n    return nn.Sequential",
                   f"    torch.manual_seed(min(seed, {t_seed}))\n    return nn.Sequential")),
@@ -177,7 +193,7 @@ def test_a_threshold_bug_at_a_fresh_threshold_fails_on_every_run():
         if check_id not in got or got[check_id].status != "fail":
             problems.append(f"{key}: {check_id} is {got[check_id].status if check_id in got else 'missing'}")
     assert not problems, "\n".join(problems)
-    assert math.isfinite(len(expected)) and len(expected) == 13 * RUNS
+    assert math.isfinite(len(expected)) and len(expected) == 15 * RUNS
 
 
 def test_best_epoch_looking_at_the_first_t_epochs_only_fails_for_every_fresh_t():

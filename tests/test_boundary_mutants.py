@@ -85,7 +85,24 @@ def test_switch_past_runs_its_code_past_the_threshold_only():
     assert m.make_optimizer(model, lr=0.5).param_groups[0]["lr"] == 0.5
 
 
+def test_switch_past_compares_an_objects_figure_above_or_below_the_threshold():
+    import torch
+
+    def lr_after(below: bool, lr: float) -> float:
+        m = _mutate("switch_past", "train_epoch", "optimizer", threshold=1.0, of='{p}.param_groups[0]["lr"]',
+                    below=below, code='for group in optimizer.param_groups:\n    group["lr"] = 1.0')
+        model = m.make_model()
+        optimizer = m.make_optimizer(model, lr=lr)
+        X, y, _, _ = m.make_data()
+        m.train_epoch(model, m.make_loader(X, y), optimizer, torch.nn.functional.cross_entropy)
+        return optimizer.param_groups[0]["lr"]
+
+    assert (lr_after(False, 3.0), lr_after(False, 0.5)) == (1.0, 0.5)  # capped past 1, left alone under it
+    assert (lr_after(True, 0.5), lr_after(True, 3.0)) == (1.0, 3.0)  # raised under 1, left alone past it
+
+
 @pytest.mark.parametrize(("operator", "args", "error"), [
+    ("switch_past", {"threshold": 1, "code": "x = 1", "of": "{p}.("}, "is not an expression"),
     ("clamp_above", {"threshold": "big"}, "is not a number"),
     ("keep_rows", {"threshold": 10, "together": "z"}, "names a parameter"),
     ("keep_rows", {"threshold": 2.5}, "whole number of rows"),
@@ -123,6 +140,11 @@ def test_generate_covers_every_numeric_and_data_parameter_of_every_function(trac
     assert len({b.mutant.id for b in mutants}) == len(mutants)
     for b in mutants:  # each compiled by generate: a runnable loop file
         assert b.mutant.killed_by in ((), (f"reference.{b.function}",))
+    # the optimizer handed to train_epoch and fit, by its lr: capped, raised, a clip switched on past T
+    for function in ("train_epoch", "fit"):
+        kinds = {b.mutant.id.split("-optimizer-")[1].split("-t")[0] for b in mutants
+                 if (b.function, b.parameter) == (function, "optimizer")}
+        assert kinds == {"lr-cap", "lr-floor", "clip-on"}, function
     ops = {b.operator for b in mutants if (b.function, b.parameter) == ("make_optimizer", "lr")}
     assert ops == {"clamp_above", "clamp_below", "switch_past"}
     lrs = sorted({b.threshold for b in mutants if b.parameter == "lr"})

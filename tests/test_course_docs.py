@@ -113,3 +113,26 @@ def test_the_course_weights_warning_agrees_with_verifys_kills(tmp_path):
     assert blind_spots(["reference.fit"], track, "en") == []
     (warning,) = blind_spots(["loader.order"], track, "en")
     assert "zero-grad-missing" in warning and "reference.fit" in warning
+
+
+def test_a_run_of_the_declared_checks_alone_keeps_the_killers_a_run_of_every_check_found(tmp_path):
+    """`kata mutants verify` runs a mutant's declared checks; `--all-checks` runs them all. The same mutant, reference
+    and checker give the same verdicts, so the second, narrower run adds to the proof and never takes a killer back
+    (a test's narrow run once dropped data.lesson from the shipped three-classes proof); a changed mutant starts
+    afresh."""
+    import shutil
+    from types import SimpleNamespace
+
+    from checker.catalogue.mutants import load_mutants, reference_source
+    from checker.catalogue.proofs import load_proofs, record_proofs
+
+    shutil.copy(ROOT / "mutants" / "zero-grad-missing.toml", tmp_path)
+    mutant = load_mutants(tmp_path)["zero-grad-missing"]
+    every = SimpleNamespace(mutant=mutant, status="Killed", missing=[],
+                            checks={"steps.fresh_grads": "fail", "reference.fit": "fail", "loss.falls": "fail"})
+    declared = SimpleNamespace(mutant=mutant, status="Killed", missing=[], checks={"steps.fresh_grads": "fail"})
+    record_proofs(tmp_path, [every], reference_source())
+    record_proofs(tmp_path, [declared], reference_source())
+    assert load_proofs(tmp_path)["zero-grad-missing"].killers == ("steps.fresh_grads", "reference.fit", "loss.falls")
+    record_proofs(tmp_path, [declared], reference_source() + "\n# another reference\n")
+    assert load_proofs(tmp_path)["zero-grad-missing"].killers == ("steps.fresh_grads",)

@@ -720,12 +720,19 @@ def keep_rows(site: Site, node: cst.Param, threshold: Any, form: str = "tensor",
 
 
 @_kind(PARAMETER)
-def switch_past(site: Site, node: cst.Param, threshold: Any, code: str) -> None:
+def switch_past(site: Site, node: cst.Param, threshold: Any, code: str, of: str = "", below: bool = False) -> None:
     """`def f(clip_norm)` -> `def f(clip_norm): if clip_norm > T: clip_norm = None` (a behaviour, `code`,
-    switched on only past T: a clip dropped, a step skipped, the remainder dropped, a seed reduced)."""
+    switched on only past T: a clip dropped, a step skipped, the remainder dropped, a seed reduced). `of`: what is
+    compared with T instead of the parameter itself, `{p}` standing for it (an object's figure, such as
+    `{p}.param_groups[0]["lr"]`); `below`: switched on under T instead of past it."""
     name, t = node.name.value, _threshold(threshold)
     _statements(code)  # a clear error for code that does not parse
-    _at_entry(site, _guarded(node, f"{name} > {t}", code))
+    compared = of.replace("{p}", name) if of else name
+    try:
+        cst.parse_expression(compared)
+    except cst.ParserSyntaxError as exc:
+        raise OperatorError(f"switch_past: `of` is not an expression: {of!r}") from exc
+    _at_entry(site, _guarded(node, f"{compared} {'<' if below else '>'} {t}", code))
 
 
 OPERATORS: dict[str, Callable[..., None]] = {

@@ -96,7 +96,12 @@ def record_proofs(mutants_dir: Path, results: Iterable[Any], reference: str) -> 
     for r in results:
         if r.status in ("Killed", "Timeout", "Survived"):
             killers = tuple(c for c, status in (getattr(r, "checks", None) or {}).items() if status in KILLING)
-            proofs[r.mutant.id] = Proof(proof_key(r.mutant, reference), r.status, tuple(r.missing), killers)
+            key, before = proof_key(r.mutant, reference), proofs.get(r.mutant.id)
+            if before is not None and before.key == key and before.status == r.status and before.killers:
+                # the same mutant, reference and checker: a run of the declared checks alone adds to what a run of
+                # every check (--all-checks) found, and never takes it back
+                killers = (*before.killers, *(c for c in killers if c not in before.killers))
+            proofs[r.mutant.id] = Proof(key, r.status, tuple(r.missing), killers)
     data = {
         "about": "written by `kata mutants verify`: which mutants the checks they declare kill, per "
                  "mutant definition, reference and checker version. Commit it with the mutant files.",

@@ -353,7 +353,19 @@ def _edge_settings(lab) -> list[dict]:
              "big_val": True},
             {**s, "epochs": domain_of("fit_best", "epochs").high, "rows": EDGE_ROWS, "batch": EDGE_ROWS, "lr": 5.0,
              "clip": float(domain_of("fit_best", "clip_norm").low), "take": True},
-            *_clip_settings(s)]
+            *_clip_settings(s), *_lr_settings(s)]
+
+
+def _lr_settings(s: dict) -> list[dict]:
+    """One epoch per optimizer at every point of make_optimizer's lr domain for it, without a clip, on the first
+    rows in small batches (``coverage.lr_cases``): the optimizer handed in is an argument too, and a fit_best that
+    acts on its lr past some threshold trains otherwise than fit there. SGD's loss is scaled by 0.1/lr below 0.1
+    so that its steps show."""
+    from checker.setting.coverage import CLIP_STEP, LR_BATCH, LR_ROWS, points
+
+    return [{**s, "epochs": 1, "clip": None, "opt": name, "lr": float(p), "rows": LR_ROWS, "batch": LR_BATCH,
+             "take": True, **({"scale": float(f"{CLIP_STEP / p:.6g}")} if name == "sgd" and p < CLIP_STEP else {})}
+            for name in ("sgd", "adam") for p in points(domain_of("make_optimizer", "lr", name))]
 
 
 LOSS_SCALE = 1e5
@@ -395,8 +407,8 @@ def _combined(loop, lab, setting: dict | None = None) -> dict:
     X, y, val = _edge_data(lab, s)
     histories = []
     for which in ("fit_best", "fit"):
-        rig = Rig(lab, optimizer="sgd", lr=s["lr"], batch_size=s.get("batch", lab.track.thresholds.batch_size),
-                  X=X, y=y)
+        rig = Rig(lab, optimizer=s.get("opt", "sgd"), lr=s["lr"],
+                  batch_size=s.get("batch", lab.track.thresholds.batch_size), X=X, y=y)
         scheduler = torch.optim.lr_scheduler.StepLR(rig.optimizer, step_size=s["step"], gamma=s["gamma"])
         kwargs = dict(val=val or rig.val, scheduler=scheduler, clip_norm=s["clip"], device=rig.device)
         try:
@@ -414,12 +426,13 @@ def _combined(loop, lab, setting: dict | None = None) -> dict:
 
 COMBINED_DIFF = Message(
     en="fit_best(..., epochs={epochs}, val=..., scheduler=StepLR(step_size={step}, gamma={gamma}), clip_norm={clip}, "
-    "device=...) and fit with the same arguments, from the same start, on {n} training and {n_val} validation rows, "
-    "disagree: {what}. fit_best trains exactly as fit does, every optional argument included",
+    "device=...) with {opt} at lr={lr} and fit with the same arguments, from the same start, on {n} training and "
+    "{n_val} validation rows, disagree: {what}. fit_best trains exactly as fit does, every optional argument "
+    "included",
     es="fit_best(..., epochs={epochs}, val=..., scheduler=StepLR(step_size={step}, gamma={gamma}), clip_norm={clip}, "
-    "device=...) y fit con los mismos argumentos, desde el mismo inicio, sobre {n} filas de entrenamiento y {n_val} "
-    "de validación, no coinciden: {what}. fit_best entrena "
-    "exactamente como fit, con todos los argumentos opcionales",
+    "device=...) con {opt} a lr={lr} y fit con los mismos argumentos, desde el mismo inicio, sobre {n} filas de "
+    "entrenamiento y {n_val} de validación, no coinciden: {what}. fit_best entrena exactamente como fit, con todos "
+    "los argumentos opcionales",
 )
 
 
@@ -427,8 +440,8 @@ def _combined_verdict(c: dict | None):
     """None when fit_best and fit agree on every row of the combined run, else the failure."""
     if not c:
         return None
-    args = {k: c[k] for k in ("epochs", "step", "gamma", "clip")}
-    args.update(n=c.get("n", "?"), n_val=c.get("n_val", "?"))
+    args = {k: c[k] for k in ("epochs", "step", "gamma", "clip", "lr")}
+    args.update(n=c.get("n", "?"), n_val=c.get("n_val", "?"), opt="Adam" if c.get("opt") == "adam" else "SGD")
     if c.get("raised"):
         return failed(COMBINED_DIFF, what=Message(en=f"{c['raised']} was raised", es=f"se lanzó {c['raised']}"),
                       **args)

@@ -51,19 +51,38 @@ class Edit:
     """What the bug does, for the mutant's title: ``{p}`` the parameter, ``{t}`` the threshold."""
     upward: bool = True
     """The edit changes values above T (a cap, a switch past T); False: values below T (a floor)."""
+    slug: str = ""
+    """The mutant id's word for the edit where one operator makes several edits of a parameter (else the operator's
+    name)."""
 
 
 def _at(operator: str, says: str, upward: bool = True, **extra: Any) -> Edit:
     return Edit(operator, lambda t: {"threshold": t, **extra}, says, upward)
 
 
-def _switch(code: str, says: str, *, minimum: float | None = None) -> Edit:
-    """``switch_past`` with ``code`` (``{t}``: the threshold), left out at thresholds under ``minimum``."""
+def _switch(code: str, says: str, *, minimum: float | None = None, of: str = "", below: bool = False,
+            slug: str = "") -> Edit:
+    """``switch_past`` with ``code`` (``{t}``: the threshold), left out at thresholds under ``minimum``; ``of`` and
+    ``below``: see the operator."""
     def args(t: Any) -> dict[str, Any] | None:
         if minimum is not None and t < minimum:
             return None
-        return {"threshold": t, "code": code.format(t=t)}
-    return Edit("switch_past", args, says)
+        return {"threshold": t, "code": code.format(t=t), **({"of": of} if of else {}), **({"below": True} if below
+                                                                                          else {})}
+    return Edit("switch_past", args, says, upward=not below, slug=slug)
+
+
+OPTIMIZER_LR = '{p}.param_groups[0]["lr"]'
+"""An optimizer handed in is judged by its lr: the figure a loop may put a threshold on."""
+SET_LR = 'for group in optimizer.param_groups:\n    group["lr"] = {t}'
+OPTIMIZER_EDITS = (
+    _switch(SET_LR, "the optimizer's lr capped at {t} (written into its groups)", of=OPTIMIZER_LR, slug="lr-cap"),
+    _switch(SET_LR, "the optimizer's lr raised to at least {t} (written into its groups)", of=OPTIMIZER_LR,
+            below=True, slug="lr-floor"),
+    _switch("clip_norm = 0.01", "a clip of 0.01 forced once the optimizer's lr > {t}", of=OPTIMIZER_LR,
+            slug="clip-on"),
+)
+"""``train_epoch``'s and ``fit``'s optimizer, by its lr (make_optimizer's lr domain)."""
 
 
 CAP = _at("clamp_above", "{p} capped at {t}")
@@ -97,6 +116,8 @@ def edits_of(function: str, parameter: str, parameters: Sequence[str]) -> tuple[
         return (CAP, FLOOR, *extra)
     if parameter == "epochs" and "val" in parameters and function == "fit":
         return (*EDITS["epochs"], _switch("val = None", "no validation once epochs > {t}"))
+    if parameter == "optimizer":
+        return OPTIMIZER_EDITS if "clip_norm" in parameters else OPTIMIZER_EDITS[:2]
     if parameter in ROWS and (parameter != "X" or "y" in parameters):
         form, together = ROWS[parameter]
         return (_at("keep_rows", "only the first {t} rows of {p}", form=form, together=together),)
@@ -185,7 +206,7 @@ def _at_thresholds(track, function, parameter, edit, domain, thresholds, battery
         if args is None:
             continue
         says = edit.says.format(p=parameter, t=t)
-        mid = _slug(f"{function}-{parameter}-{edit.operator}-t{t}")
+        mid = _slug(f"{function}-{parameter}-{edit.slug or edit.operator}-t{t}")
         mutant = Mutant(
             id=mid, title=f"{function}: {says}",
             description=f"boundary mutant: in {function}(), {says} (threshold {t} on {parameter})",
@@ -237,6 +258,8 @@ def track_domains(track, count: int | None = SPREAD) -> Callable[[str, str], tup
     def lookup(function: str, parameter: str):
         if parameter in ROWS_OF_OBJECTS:
             function, parameter = "evaluate", "X"
+        elif parameter == "optimizer":  # an optimizer handed in: by its lr, make_optimizer's domain
+            function, parameter = "make_optimizer", "lr"
         found = [d for d in declared.DOMAINS if d.function == function and d.parameter == parameter
                  and set(d.groups) & set(track.protocol)]
         points = {t for d in found for t in declared.thresholds(d) if not isinstance(t, bool)}

@@ -168,6 +168,8 @@ class TrainCase:
                        es=", ".join(p.es.format(**facts) for p in parts))
         if CLIP_POINT in self.classes:  # name the domain's edge, or the course's use, the clip norm sits at
             return _marked(text, dict(marks(domain_of("train_epoch", "clip_norm"), self.clip)))
+        if LR_POINT in self.classes:  # the edge of make_optimizer's lr domain, or the course's use, the lr sits at
+            return _marked(text, dict(marks(domain_of("make_optimizer", "lr", self.optimizer), self.lr)))
         return text
 
 
@@ -259,6 +261,7 @@ LABELS: dict[str, Message] = {
                              "entrenamiento al final)"),
     "train.clip-point": Message(en="clip_norm={clip:g}, binding (the loss times {scale:g}, lr {lr:g})",
                                 es="clip_norm={clip:g}, que actúa (la pérdida por {scale:g}, lr {lr:g})"),
+    "train.lr-point": Message(en="an optimizer at lr={lr:g}", es="un optimizador con lr={lr:g}"),
     "train.step": Message(en="a StepLR scheduler", es="un planificador StepLR"),
     "train.cosine": Message(en="a cosine scheduler", es="un planificador coseno"),
 }
@@ -269,6 +272,10 @@ BIG_ROWS, BIG_BATCH, BIG_VAL_TAIL = 20_480, 1_024, 1_024
 ``BIG_BATCH`` (20 steps: cheap); a validation set of ``BIG_ROWS`` rows plus ``BIG_VAL_TAIL`` training rows."""
 MAX_SEED = 2**31 - 1
 CLIP_POINT = "train.clip-point"
+LR_POINT = "train.lr-point"
+LR_ROWS, LR_BATCH = 16, 4
+"""The optimizer's lr sweep (``lr_cases``): one epoch over the first ``LR_ROWS`` training rows in batches of
+``LR_BATCH`` (four steps: at Adam's lr 1e-5 the weights move 4e-5, past the weights' tolerance)."""
 CLIP_SCALE, CLIP_STEP, CLIP_ROWS = 1e5, 0.1, 32
 """The clip-norm sweep (``clip_cases``): the loss times ``CLIP_SCALE`` puts every batch's gradient norm past the
 clip domain's top (the first gradient's norm is 0.28 or more on every track: 2.8e4 scaled), so every clip norm of
@@ -511,6 +518,23 @@ def clip_cases(seed, *, fit: bool) -> tuple[TrainCase, ...]:
                            classes, rows=CLIP_ROWS, loss_scale=CLIP_SCALE) for p in points(domain))
 
 
+def lr_cases(seed) -> tuple[TrainCase, ...]:
+    """The optimizer handed in is an argument too: one run per optimizer at every point of make_optimizer's lr
+    domain for it (both ends, every power of ten, the course's lrs), without a clip, so a loop that acts on the
+    optimizer's lr past some threshold (clips, caps it, skips the step) changes the steps of the run on the far
+    side. SGD's loss is scaled by 0.1/lr below lr 0.1, so that a step moves the weights as at lr 0.1 (a step at
+    1e-5 shows); Adam's step is lr-sized whatever the loss. Points, not draws: the same on every run."""
+    cases = []
+    for name in ("sgd", "adam"):
+        domain = domain_of("make_optimizer", "lr", name)
+        for p in points(domain):
+            scale = float(f"{CLIP_STEP / p:.6g}") if name == "sgd" and p < CLIP_STEP else None
+            cases.append(TrainCase(name, float(p), LR_BATCH, seed(), seed(), 1, None,
+                                   (f"train.{name}", LR_POINT, "train.no-clip", "train.device"), rows=LR_ROWS,
+                                   loss_scale=scale))
+    return tuple(cases)
+
+
 def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
                 seed) -> tuple[tuple[TrainCase, ...], tuple[TrainCase, ...]]:
     """A few short runs that together cover every class of ``train_epoch`` and ``fit``."""
@@ -544,6 +568,8 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
                         ("train.sgd", "train.big-set", "train.no-clip", "train.device"), repeat=BIG_ROWS),)
     # every point of the clip norm's domain, each binding
     train += clip_cases(seed, fit=False)
+    # every point of the optimizer's lr domain (the optimizer handed in), no clip
+    train += lr_cases(seed)
     if not batchnorm:  # BatchNorm cannot train on a batch of one
         train += (TrainCase("sgd", _lr(rng, 1e-2, 1e-1), 1, seed(), seed(), 1, None,
                             ("train.sgd", "train.batch-one", "train.no-clip", "train.device"),
@@ -568,6 +594,7 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
                   ("train.adam", "train.big-set", "train.big-val", "train.one-epoch", "train.device"),
                   repeat=BIG_ROWS, val_repeat=True),
         *clip_cases(seed, fit=True),
+        *lr_cases(seed),
     )
     return train, fit
 

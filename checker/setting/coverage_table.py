@@ -115,6 +115,15 @@ def _clip_sweep(function: str) -> str:
             "threshold inside the domain changes the steps of the run on its far side")
 
 
+def _lr_sweep() -> str:
+    sgd, adam = domain_of("make_optimizer", "lr", "sgd"), domain_of("make_optimizer", "lr", "adam")
+    return (f"the optimizer handed in at every point of make_optimizer's lr domain for it (SGD "
+            f"{sequence(coverage.points(sgd))}; Adam {sequence(coverage.points(adam))}), one epoch each on the first "
+            f"{coverage.LR_ROWS} training rows in batches of {coverage.LR_BATCH}, no clip, SGD's loss times 0.1/lr "
+            "below lr 0.1 (so each step shows): a loop that acts on the optimizer's lr past any threshold (clips, "
+            "caps or skips) trains otherwise on its far side")
+
+
 def _train_epoch() -> str:
     clip = domain_of("train_epoch", "clip_norm")
     return (
@@ -124,7 +133,8 @@ def _train_epoch() -> str:
         "above 64; SGD on a loader that drops its last batch (under half) with a clip norm at the bottom of its "
         f"domain ({num(clip.low)}); Adam on batches of unequal sizes; SGD at batch 1 (not on a BatchNorm model); SGD "
         f"on a loader of {num(coverage.BIG_ROWS)} rows (the training rows repeated, past the data-size domain's "
-        f"top) in batches of {num(coverage.BIG_BATCH)}; {_clip_sweep('train_epoch')}; every run but the defaults' at "
+        f"top) in batches of {num(coverage.BIG_BATCH)}; {_clip_sweep('train_epoch')}; {_lr_sweep()}; every run but "
+        "the defaults' at "
         "a device given. On a loader that drops or skips examples the epoch's mean loss may be taken over the "
         "examples seen or over the dataset: those runs compare the weights only")
 
@@ -143,7 +153,7 @@ def _fit() -> str:
         f"(the validation rows repeated to {num(coverage.BIG_ROWS)}, then {num(coverage.BIG_VAL_TAIL)} training "
         f"rows: a loop that validates on its first rows only, anywhere below, reports other figures); "
         f"{_clip_sweep('fit')}, with validation (its loss is not compared there: a fit may validate with its own "
-        "criterion, unscaled)")
+        f"criterion, unscaled); {_lr_sweep()}, with validation")
 
 
 def _evaluate() -> str:
@@ -184,7 +194,8 @@ def _restores() -> str:
         f"{num(coverage.BIG_VAL_TAIL)} training rows at the end); and {epochs.high} epochs (the top) on 32 rows "
         f"taken whole at SGD lr 5 with a clip norm at the bottom of its domain ({num(clip.low)}, binding); and one "
         f"epoch at every point of the clip norm's domain ({sequence(coverage.points(clip))}) under the spy loss "
-        "times 1e5 (the first gradient's norm 2.8e4 or more, so every clip binds) at lr 0.1/clip")
+        "times 1e5 (the first gradient's norm 2.8e4 or more, so every clip binds) at lr 0.1/clip; and "
+        f"{_lr_sweep()}")
 
 
 def _pipeline_batches() -> str:
