@@ -173,6 +173,7 @@ def _bugs(rng: random.Random) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.coverage
+@pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_a_threshold_bug_at_a_fresh_threshold_fails_on_every_run():
     from checker.engine.grading import Submission, grade

@@ -131,6 +131,7 @@ TRACKS = {
 
 
 @pytest.mark.coverage
+@pytest.mark.slow
 @pytest.mark.timeout(1500)
 @pytest.mark.parametrize("track_id", list(TRACKS))
 def test_every_partial_bug_fails_every_run_and_every_correct_loop_passes(track_id):

@@ -122,6 +122,7 @@ def _recording(module) -> set[str]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("track_id", ["moons", "three-classes", "data-pipeline"])
 def test_every_check_runs_only_code_its_declared_functions_reach(track_id, tmp_path):
     """What the selection rests on, measured: each check, run on the reference, calls nothing of the loop file

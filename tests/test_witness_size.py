@@ -156,6 +156,7 @@ def test_the_checks_own_clipping_and_the_loops_own_sgd_travel_as_references(refe
     assert json.dumps(trusted["losses"]) == json.dumps(falls["losses"])
 
 
+@pytest.mark.slow
 def test_a_100k_parameter_model_on_28x28_batches_stays_far_under_one_event_line():
     """The bound docs/autograding.md states: 101,770 parameters, 2,048 images of 28x28 in batches of 64, two epochs
     (64 steps): the first weights whole (543 KB of base64) and about 1.3 KB a step, against 6 MiB."""

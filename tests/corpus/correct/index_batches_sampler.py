@@ -1,3 +1,4 @@
+# correct: a DataLoader with batch_size=None over a sampler of index lists (TensorDataset indexed once a batch), the model built inside fork_rng, the epoch as functools.reduce, gradients set to None by hand, evaluation under set_grad_enabled(False) (issue 30, this session's blind try)
 """A correct loop in a style no other corpus file uses: the loader's sampler yields whole batches of indices
 (a DataLoader with ``batch_size=None`` and a sampler of index lists, so TensorDataset is indexed once per
 batch), the model is built inside ``torch.random.fork_rng`` (its weights depend on the seed alone and the global
