@@ -344,13 +344,17 @@ EDGE_ROWS = 32
 
 def _edge_settings(lab) -> list[dict]:
     """The combined run again at the ends of fit_best's domains: one epoch on a big loader (the training rows
-    repeated to 20,480, batches of 1,024) validated on a big set (21,504 rows); and 128 epochs on a few rows taken
+    repeated to 20,480, batches of 1,024) validated on a big set (21,504 rows); one step on a single batch of
+    20,000 rows (the batch-size domain's top) and one of 19,997 (a prime), no clip; and 128 epochs on a few rows taken
     whole at SGD's lr 5 with a clip norm at the bottom of its domain (1e-4: it binds, so the steps are lr·1e-4)."""
-    from checker.setting.coverage import BIG_BATCH, BIG_ROWS
+    from checker.setting.coverage import BATCH_LR, BATCH_PRIME, BATCH_SCALE, BATCH_TOP, BIG_BATCH, BIG_ROWS
 
     s = _combined_setting(lab)
     return [{**s, "epochs": domain_of("fit_best", "epochs").low, "rows": BIG_ROWS, "batch": BIG_BATCH,
              "big_val": True},
+            # the batches handed in at the top of the batch-size domain (``coverage.big_batch_cases``): one step
+            *({**s, "epochs": 1, "rows": b, "batch": b, "lr": BATCH_LR, "scale": BATCH_SCALE, "clip": None}
+              for b in (BATCH_TOP, BATCH_PRIME)),
             {**s, "epochs": domain_of("fit_best", "epochs").high, "rows": EDGE_ROWS, "batch": EDGE_ROWS, "lr": 5.0,
              "clip": float(domain_of("fit_best", "clip_norm").low), "take": True},
             *_clip_settings(s), *_lr_settings(s)]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.base.i18n import Message
-from checker.setting.domains import Domain, domain_of
+from checker.setting.domains import BATCH_HIGH, Domain, domain_of
 
 # ---------------------------------------------------------------------------- records
 
@@ -163,7 +163,8 @@ class TrainCase:
 
     def label(self) -> Message:
         parts = [LABELS[k] for k in self.classes]
-        facts = {"epochs": self.epochs, "clip": self.clip, "lr": self.lr, "scale": self.loss_scale}
+        facts = {"epochs": self.epochs, "clip": self.clip, "lr": self.lr, "scale": self.loss_scale,
+                 "batch": self.batch_size}
         text = Message(en=", ".join(p.en.format(**facts) for p in parts),
                        es=", ".join(p.es.format(**facts) for p in parts))
         if CLIP_POINT in self.classes:  # name the domain's edge, or the course's use, the clip norm sits at
@@ -254,6 +255,13 @@ LABELS: dict[str, Message] = {
                                es="una sola época, el mínimo del dominio de las épocas"),
     "train.epochs-top": Message(en="{epochs} epochs, the top of the epochs' domain",
                                 es="{epochs} épocas, el máximo del dominio de las épocas"),
+    "train.batch-top": Message(en="one batch of {batch} rows (the top of the batch-size domain), the loss times "
+                               "{scale:g}", es="un solo lote de {batch} filas (el máximo del dominio del tamaño de "
+                               "lote), la pérdida por {scale:g}"),
+    "train.batch-prime": Message(en="one batch of {batch} rows (a prime just under the top: cut in chunks of any size "
+                                 "it leaves a short one), the loss times {scale:g}",
+                                 es="un solo lote de {batch} filas (un primo justo por debajo del máximo: cortado en "
+                                 "trozos de cualquier tamaño deja uno corto), la pérdida por {scale:g}"),
     "train.big-set": Message(en="a loader of 20,480 rows (the training rows repeated) in batches of 1,024",
                              es="un cargador de 20.480 filas (las de entrenamiento repetidas) en lotes de 1.024"),
     "train.big-val": Message(en="a validation set of 21,504 rows (its rows repeated, training rows at the end)",
@@ -268,6 +276,12 @@ LABELS: dict[str, Message] = {
 
 DEFAULT_BATCH = 32
 BIG_ROWS, BIG_BATCH, BIG_VAL_TAIL = 20_480, 1_024, 1_024
+BATCH_TOP, BATCH_PRIME, BATCH_LR, BATCH_SCALE = BATCH_HIGH, 19_997, 1.0, 1e3
+"""The big batches train_epoch, fit and fit_best are handed (``big_batch_cases``): the batch-size domain's top
+(``domains.BATCH_HIGH``) and a prime just under it (20,000 cut in chunks of 10,000 or 5,000 gives equal chunks, so
+a batch handled in chunks of those sizes, their means averaged unweighted, would still train right there; a prime
+cut in chunks of any size leaves a short one). One SGD step each, at lr ``BATCH_LR`` under the loss times
+``BATCH_SCALE``: the step outweighs the initial weights, so a gradient off by a part in a thousand shows in them."""
 """The big runs' sizes: a loader of ``BIG_ROWS`` rows (past the data-size domain's top, 20,000) in batches of
 ``BIG_BATCH`` (20 steps: cheap); a validation set of ``BIG_ROWS`` rows plus ``BIG_VAL_TAIL`` training rows."""
 MAX_SEED = 2**31 - 1
@@ -518,6 +532,15 @@ def clip_cases(seed, *, fit: bool) -> tuple[TrainCase, ...]:
                            classes, rows=CLIP_ROWS, loss_scale=CLIP_SCALE) for p in points(domain))
 
 
+def big_batch_cases(seed) -> tuple[TrainCase, ...]:
+    """One SGD step on a single batch at the top of the batch-size domain, and one on a prime just under it
+    (``BATCH_PRIME``), the training rows repeated to fill it, no clip: a loop that handles a batch past some size
+    otherwise (cuts it in chunks, skips it, clips it) trains otherwise there, wherever its threshold lies."""
+    return tuple(TrainCase("sgd", BATCH_LR, b, seed(), seed(), 1, None,
+                           ("train.sgd", kind, "train.no-clip", "train.device"), repeat=b, loss_scale=BATCH_SCALE)
+                 for b, kind in ((BATCH_TOP, "train.batch-top"), (BATCH_PRIME, "train.batch-prime")))
+
+
 def lr_cases(seed) -> tuple[TrainCase, ...]:
     """The optimizer handed in is an argument too: one run per optimizer at every point of make_optimizer's lr
     domain for it (both ends, every power of ten, the course's lrs), without a clip, so a loop that acts on the
@@ -566,6 +589,8 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
     # a big loader (the rows repeated past 20,000), a few dozen steps in large batches
     train += (TrainCase("sgd", _lr(rng, 0.05, 0.5), BIG_BATCH, seed(), seed(), 1, None,
                         ("train.sgd", "train.big-set", "train.no-clip", "train.device"), repeat=BIG_ROWS),)
+    # the batches handed in are an argument too: the top of the batch-size domain
+    train += big_batch_cases(seed)
     # every point of the clip norm's domain, each binding
     train += clip_cases(seed, fit=False)
     # every point of the optimizer's lr domain (the optimizer handed in), no clip
@@ -593,6 +618,7 @@ def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
         TrainCase("adam", _lr(rng, 1e-3, 5e-2), BIG_BATCH, seed(), seed(), 1, None,
                   ("train.adam", "train.big-set", "train.big-val", "train.one-epoch", "train.device"),
                   repeat=BIG_ROWS, val_repeat=True),
+        *big_batch_cases(seed),
         *clip_cases(seed, fit=True),
         *lr_cases(seed),
     )

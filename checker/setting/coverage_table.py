@@ -115,6 +115,14 @@ def _clip_sweep(function: str) -> str:
             "threshold inside the domain changes the steps of the run on its far side")
 
 
+def _batch_top() -> str:
+    return (f"one SGD step on a single batch of {num(coverage.BATCH_TOP)} rows (the top of the batch-size domain) and "
+            f"one on {num(coverage.BATCH_PRIME)} (a prime: cut in chunks of any size it leaves a short one), the "
+            f"training rows repeated, no clip, lr {num(coverage.BATCH_LR)} under the loss times "
+            f"{num(coverage.BATCH_SCALE)} (the step outweighs the initial weights): a loop that handles a batch past "
+            "some size otherwise (chunks it, skips it, clips it) trains otherwise there, wherever its threshold lies")
+
+
 def _lr_sweep() -> str:
     sgd, adam = domain_of("make_optimizer", "lr", "sgd"), domain_of("make_optimizer", "lr", "adam")
     return (f"the optimizer handed in at every point of make_optimizer's lr domain for it (SGD "
@@ -133,7 +141,8 @@ def _train_epoch() -> str:
         "above 64; SGD on a loader that drops its last batch (under half) with a clip norm at the bottom of its "
         f"domain ({num(clip.low)}); Adam on batches of unequal sizes; SGD at batch 1 (not on a BatchNorm model); SGD "
         f"on a loader of {num(coverage.BIG_ROWS)} rows (the training rows repeated, past the data-size domain's "
-        f"top) in batches of {num(coverage.BIG_BATCH)}; {_clip_sweep('train_epoch')}; {_lr_sweep()}; every run but "
+        f"top) in batches of {num(coverage.BIG_BATCH)}; {_batch_top()}; {_clip_sweep('train_epoch')}; {_lr_sweep()}; "
+        "every run but "
         "the defaults' at "
         "a device given. On a loader that drops or skips examples the epoch's mean loss may be taken over the "
         "examples seen or over the dataset: those runs compare the weights only")
@@ -152,7 +161,8 @@ def _fit() -> str:
         f"rows (the training rows repeated) in batches of {num(coverage.BIG_BATCH)}, validated on {num(big_val)} rows "
         f"(the validation rows repeated to {num(coverage.BIG_ROWS)}, then {num(coverage.BIG_VAL_TAIL)} training "
         f"rows: a loop that validates on its first rows only, anywhere below, reports other figures); "
-        f"{_clip_sweep('fit')}, with validation (its loss is not compared there: a fit may validate with its own "
+        f"{_batch_top()}; {_clip_sweep('fit')}, with validation (its loss is not compared there: a fit may "
+        "validate with its own "
         f"criterion, unscaled); {_lr_sweep()}, with validation")
 
 
@@ -191,7 +201,8 @@ def _restores() -> str:
         "since `fit_best` trains exactly as `fit` does. The same pair again at the ends of `fit_best`'s domains: one "
         f"epoch (the bottom) on a loader of {num(coverage.BIG_ROWS)} rows (the training rows repeated) in batches "
         f"of {num(coverage.BIG_BATCH)}, validated on {num(big_val)} rows (the validation rows repeated, "
-        f"{num(coverage.BIG_VAL_TAIL)} training rows at the end); and {epochs.high} epochs (the top) on 32 rows "
+        f"{num(coverage.BIG_VAL_TAIL)} training rows at the end); {_batch_top()}; and {epochs.high} "
+        "epochs (the top) on 32 rows "
         f"taken whole at SGD lr 5 with a clip norm at the bottom of its domain ({num(clip.low)}, binding); and one "
         f"epoch at every point of the clip norm's domain ({sequence(coverage.points(clip))}) under the spy loss "
         "times 1e5 (the first gradient's norm 2.8e4 or more, so every clip binds) at lr 0.1/clip; and "
