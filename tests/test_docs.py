@@ -37,9 +37,11 @@ def test_the_quick_start_folder_is_outside_the_repository_or_ignored() -> None:
 def test_the_test_command_says_where_how_long_and_what_is_skipped() -> None:
     text = " ".join(_section("Quick start").split())
     assert "from the repository root" in text
-    assert re.search(r"about\s+10 minutes", text)  # with -n 2 --dist loadfile: 9 min 34 s here
+    assert re.search(r"about\s+10 minutes", text)  # with -n 2 --dist loadfile -m "not slow": 9 min 49 s here
     assert "CUDA" in text and "skipped" in text
     assert "python -m pytest -q" in text
+    # what the command leaves out, and where it runs instead
+    assert '-m "not slow"' in text and "-m slow" in text and "CI runs them" in text
 
 
 def test_an_installed_kata_finds_the_guide_inside_the_package(tmp_path, monkeypatch) -> None:
