@@ -116,10 +116,10 @@ def test_the_course_weights_warning_agrees_with_verifys_kills(tmp_path):
 
 
 def test_a_run_of_the_declared_checks_alone_keeps_the_killers_a_run_of_every_check_found(tmp_path):
-    """`kata mutants verify` runs a mutant's declared checks; `--all-checks` runs them all. The same mutant, reference
-    and checker give the same verdicts, so the second, narrower run adds to the proof and never takes a killer back
-    (a test's narrow run once dropped data.lesson from the shipped three-classes proof); a changed mutant starts
-    afresh."""
+    """`kata mutants verify` runs a mutant's declared checks; `--all-checks` runs them all. For the same mutant,
+    reference and checker, a narrower run keeps what the checks it did not run were found to do (a test's narrow run
+    once dropped data.lesson from the shipped three-classes proof) and says anew for the checks it ran; a changed
+    mutant or reference starts afresh."""
     import shutil
     from types import SimpleNamespace
 
@@ -134,5 +134,10 @@ def test_a_run_of_the_declared_checks_alone_keeps_the_killers_a_run_of_every_che
     record_proofs(tmp_path, [every], reference_source())
     record_proofs(tmp_path, [declared], reference_source())
     assert load_proofs(tmp_path)["zero-grad-missing"].killers == ("steps.fresh_grads", "reference.fit", "loss.falls")
+    # a check the run did run says anew: one that no longer kills leaves the proof
+    rerun = SimpleNamespace(mutant=mutant, status="Killed", missing=[],
+                            checks={"steps.fresh_grads": "fail", "loss.falls": "pass"})
+    record_proofs(tmp_path, [rerun], reference_source())
+    assert load_proofs(tmp_path)["zero-grad-missing"].killers == ("steps.fresh_grads", "reference.fit")
     record_proofs(tmp_path, [declared], reference_source() + "\n# another reference\n")
     assert load_proofs(tmp_path)["zero-grad-missing"].killers == ("steps.fresh_grads",)

@@ -95,12 +95,14 @@ def record_proofs(mutants_dir: Path, results: Iterable[Any], reference: str) -> 
     proofs = load_proofs(mutants_dir)
     for r in results:
         if r.status in ("Killed", "Timeout", "Survived"):
-            killers = tuple(c for c, status in (getattr(r, "checks", None) or {}).items() if status in KILLING)
+            ran = getattr(r, "checks", None) or {}
+            killers = tuple(c for c, status in ran.items() if status in KILLING)
             key, before = proof_key(r.mutant, reference), proofs.get(r.mutant.id)
             if before is not None and before.key == key and before.status == r.status and before.killers:
-                # the same mutant, reference and checker: a run of the declared checks alone adds to what a run of
-                # every check (--all-checks) found, and never takes it back
-                killers = (*before.killers, *(c for c in killers if c not in before.killers))
+                # the same mutant, reference and checker: a check this run did not run (the declared checks alone,
+                # after a run of every check, --all-checks) keeps what it was found to do; one it ran says anew
+                kept = tuple(c for c in before.killers if c not in ran or c in killers)
+                killers = (*kept, *(c for c in killers if c not in kept))
             proofs[r.mutant.id] = Proof(key, r.status, tuple(r.missing), killers)
     data = {
         "about": "written by `kata mutants verify`: which mutants the checks they declare kill, per "
