@@ -1,6 +1,6 @@
 # expect: reference.evaluate
 # fault: evaluate looks at the first 256 rows only: only sets above 256 rows show it (the lesson never evaluates that many)
-# names: above 4096|1000 rows
+# names: above 4096|1000 rows|every one predicted right
 """BUG (outside the catalogue, shows only above 256 rows): evaluate keeps the first 256 rows, to be quick."""
 
 import random
