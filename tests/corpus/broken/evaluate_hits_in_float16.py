@@ -1,6 +1,6 @@
 # expect: reference.evaluate
 # fault: evaluate counts its right answers in float16 (sum(dtype=torch.float16)): exact up to 2048 right answers, rounded past it, so the accuracy is off only on sets where more than 2048 rows are right and the count is not a float16 number
-# names: every one predicted right|every one but the last|on 10000 rows|above 4096
+# names: every one predicted right|every one but the last|on 10000 rows|on 20000 rows|above 4096
 """The hooked loop, with its right answers counted in float16: exact up to 2048 of them, rounded past it."""
 
 import math

@@ -1,6 +1,6 @@
 # expect: reference.train_epoch
 # fault: train_epoch clips the gradient norm to 1 by itself once the optimizer's lr is above 2.5 (issue 30, blind try): the lesson's lr 10 stops diverging
-# names: an optimizer at lr=3
+# names: an optimizer at lr=3|an optimizer at lr=10
 """Blind try (issue 30): train_epoch clips the gradient norm to 1 by itself when the optimizer's lr is above
 2.5 and no clip_norm was asked, a "safety net" nobody asked for: the lesson's lr 10 no longer diverges as it
 should, and every lr past 2.5 trains differently from the reference. The threshold sits in an object handed in
