@@ -347,14 +347,14 @@ def _edge_settings(lab) -> list[dict]:
     repeated to 20,480, batches of 1,024) validated on a big set (21,504 rows); one step on a single batch of
     20,000 rows (the batch-size domain's top) and one of 19,997 (a prime), no clip; and 128 epochs on a few rows taken
     whole at SGD's lr 5 with a clip norm at the bottom of its domain (1e-4: it binds, so the steps are lr·1e-4)."""
-    from checker.setting.coverage import BATCH_LR, BATCH_PRIME, BATCH_SCALE, BATCH_TOP, BIG_BATCH, BIG_ROWS
+    from checker.setting.coverage import BATCH_LR, BATCH_SCALE, BIG_BATCH, BIG_BATCHES, BIG_ROWS
 
     s = _combined_setting(lab)
     return [{**s, "epochs": domain_of("fit_best", "epochs").low, "rows": BIG_ROWS, "batch": BIG_BATCH,
              "big_val": True},
             # the batches handed in at the top of the batch-size domain (``coverage.big_batch_cases``): one step
             *({**s, "epochs": 1, "rows": b, "batch": b, "lr": BATCH_LR, "scale": BATCH_SCALE, "clip": None}
-              for b in (BATCH_TOP, BATCH_PRIME)),
+              for b in BIG_BATCHES),
             {**s, "epochs": domain_of("fit_best", "epochs").high, "rows": EDGE_ROWS, "batch": EDGE_ROWS, "lr": 5.0,
              "clip": float(domain_of("fit_best", "clip_norm").low), "take": True},
             *_clip_settings(s), *_lr_settings(s)]
@@ -365,11 +365,10 @@ def _lr_settings(s: dict) -> list[dict]:
     rows in small batches (``coverage.lr_cases``): the optimizer handed in is an argument too, and a fit_best that
     acts on its lr past some threshold trains otherwise than fit there. SGD's loss is scaled by 0.1/lr below 0.1
     so that its steps show."""
-    from checker.setting.coverage import CLIP_STEP, LR_BATCH, LR_ROWS, points
+    from checker.setting.coverage import LR_BATCH, LR_ROWS, lr_points
 
-    return [{**s, "epochs": 1, "clip": None, "opt": name, "lr": float(p), "rows": LR_ROWS, "batch": LR_BATCH,
-             "take": True, **({"scale": float(f"{CLIP_STEP / p:.6g}")} if name == "sgd" and p < CLIP_STEP else {})}
-            for name in ("sgd", "adam") for p in points(domain_of("make_optimizer", "lr", name))]
+    return [{**s, "epochs": 1, "clip": None, "opt": name, "lr": lr, "rows": LR_ROWS, "batch": LR_BATCH, "take": True,
+             **({"scale": scale} if scale is not None else {})} for name, lr, scale in lr_points()]
 
 
 LOSS_SCALE = 1e5

@@ -1181,14 +1181,19 @@ def _setting(draw: dict) -> Message:
     return setting
 
 
+def _weights_differ(mine: dict, ref: dict, diff: float | None, where: str | None, args: dict):
+    """The failure of a run that ended with other weights than the reference's (``diff`` None: other shapes)."""
+    shown = dict(diff=float("inf") if diff is None else diff, where=where or "?", **args)
+    if "optimizer" not in ref:  # a class's run: kata built the optimizer, make_optimizer is judged apart
+        return failed(TRAIN_WEIGHTS_KATAS, **shown)
+    return failed(TRAIN_WEIGHTS, blame=_blame(mine, ref), **shown)
+
+
 def _train_one(mine: dict, ref: dict, *, call: str = "train_epoch(...)"):
     args = dict(call=call, setting=_setting(ref["draw"]))
     diff, where = _weight_diff(mine["weights"], ref["weights"])
     if diff is None or not diff <= WEIGHT_TOL:
-        shown = dict(diff=float("inf") if diff is None else diff, where=where or "?", **args)
-        if "optimizer" not in ref:  # a class's run: kata built the optimizer, make_optimizer is judged apart
-            return failed(TRAIN_WEIGHTS_KATAS, **shown)
-        return failed(TRAIN_WEIGHTS, blame=_blame(mine, ref), **shown)
+        return _weights_differ(mine, ref, diff, where, args)
     if ref["draw"].get("loader") not in LOSS_BY_SET and not _close(mine["loss"], ref["loss"], LOSS_TOL):
         return failed(TRAIN_LOSS, got=_shown(mine["loss"]), want=_shown(ref["loss"]), **args)
     return passed(TRAIN_OK, diff=diff, **args)
@@ -1242,10 +1247,7 @@ def _fit_one(mine: dict, ref: dict, *, call: str | None = None):
                 return failed(FIT_VALUE, epoch=epoch, key=key, got=_shown(mine_value), want=_shown(value), **args)
     diff, where = _weight_diff(mine["weights"], ref["weights"])
     if diff is None or not diff <= WEIGHT_TOL:
-        shown = dict(diff=float("inf") if diff is None else diff, where=where or "?", **args)
-        if "optimizer" not in ref:  # a class's run: kata built the optimizer, make_optimizer is judged apart
-            return failed(TRAIN_WEIGHTS_KATAS, **shown)
-        return failed(TRAIN_WEIGHTS, blame=_blame(mine, ref), **shown)
+        return _weights_differ(mine, ref, diff, where, args)
     return passed(TRAIN_OK, diff=diff, **args)
 
 

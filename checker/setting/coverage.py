@@ -276,14 +276,15 @@ LABELS: dict[str, Message] = {
 
 DEFAULT_BATCH = 32
 BIG_ROWS, BIG_BATCH, BIG_VAL_TAIL = 20_480, 1_024, 1_024
+"""The big runs' sizes: a loader of ``BIG_ROWS`` rows (past the data-size domain's top, 20,000) in batches of
+``BIG_BATCH`` (20 steps: cheap); a validation set of ``BIG_ROWS`` rows plus ``BIG_VAL_TAIL`` training rows."""
 BATCH_TOP, BATCH_PRIME, BATCH_LR, BATCH_SCALE = BATCH_HIGH, 19_997, 1.0, 1e3
+BIG_BATCHES = (BATCH_TOP, BATCH_PRIME)
 """The big batches train_epoch, fit and fit_best are handed (``big_batch_cases``): the batch-size domain's top
 (``domains.BATCH_HIGH``) and a prime just under it (20,000 cut in chunks of 10,000 or 5,000 gives equal chunks, so
 a batch handled in chunks of those sizes, their means averaged unweighted, would still train right there; a prime
 cut in chunks of any size leaves a short one). One SGD step each, at lr ``BATCH_LR`` under the loss times
 ``BATCH_SCALE``: the step outweighs the initial weights, so a gradient off by a part in a thousand shows in them."""
-"""The big runs' sizes: a loader of ``BIG_ROWS`` rows (past the data-size domain's top, 20,000) in batches of
-``BIG_BATCH`` (20 steps: cheap); a validation set of ``BIG_ROWS`` rows plus ``BIG_VAL_TAIL`` training rows."""
 MAX_SEED = 2**31 - 1
 CLIP_POINT = "train.clip-point"
 LR_POINT = "train.lr-point"
@@ -538,7 +539,7 @@ def big_batch_cases(seed) -> tuple[TrainCase, ...]:
     otherwise (cuts it in chunks, skips it, clips it) trains otherwise there, wherever its threshold lies."""
     return tuple(TrainCase("sgd", BATCH_LR, b, seed(), seed(), 1, None,
                            ("train.sgd", kind, "train.no-clip", "train.device"), repeat=b, loss_scale=BATCH_SCALE)
-                 for b, kind in ((BATCH_TOP, "train.batch-top"), (BATCH_PRIME, "train.batch-prime")))
+                 for b, kind in zip(BIG_BATCHES, ("train.batch-top", "train.batch-prime"), strict=True))
 
 
 def lr_cases(seed) -> tuple[TrainCase, ...]:
@@ -547,15 +548,16 @@ def lr_cases(seed) -> tuple[TrainCase, ...]:
     optimizer's lr past some threshold (clips, caps it, skips the step) changes the steps of the run on the far
     side. SGD's loss is scaled by 0.1/lr below lr 0.1, so that a step moves the weights as at lr 0.1 (a step at
     1e-5 shows); Adam's step is lr-sized whatever the loss. Points, not draws: the same on every run."""
-    cases = []
-    for name in ("sgd", "adam"):
-        domain = domain_of("make_optimizer", "lr", name)
-        for p in points(domain):
-            scale = float(f"{CLIP_STEP / p:.6g}") if name == "sgd" and p < CLIP_STEP else None
-            cases.append(TrainCase(name, float(p), LR_BATCH, seed(), seed(), 1, None,
-                                   (f"train.{name}", LR_POINT, "train.no-clip", "train.device"), rows=LR_ROWS,
-                                   loss_scale=scale))
-    return tuple(cases)
+    return tuple(TrainCase(name, lr, LR_BATCH, seed(), seed(), 1, None,
+                           (f"train.{name}", LR_POINT, "train.no-clip", "train.device"), rows=LR_ROWS, loss_scale=scale)
+                 for name, lr, scale in lr_points())
+
+
+def lr_points() -> list[tuple[str, float, float | None]]:
+    """``(optimizer, lr, loss scale)`` of the lr sweep (``lr_cases``, and fit_best's): every point of make_optimizer's
+    lr domain per optimizer; SGD's loss times 0.1/lr below 0.1 (None: as it is)."""
+    return [(name, float(p), float(f"{CLIP_STEP / p:.6g}") if name == "sgd" and p < CLIP_STEP else None)
+            for name in ("sgd", "adam") for p in points(domain_of("make_optimizer", "lr", name))]
 
 
 def train_cases(rng: random.Random, n: int, *, batchnorm: bool,
